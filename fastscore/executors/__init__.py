@@ -1,0 +1,1 @@
+"""Executors that run fastscore.score over a sweep."""
