@@ -1,0 +1,357 @@
+"""Problem files (SPEC §2): read MDBench problem YAML as it is, plus fastscore's fields.
+
+Formula texts (the law, mechanism equations, probe formulas) are kept as written;
+`fastscore.parse` turns them into expressions. This module only checks the schema.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+import yaml
+
+__all__ = [
+    "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
+    "DISTRIBUTIONS", "load_problem", "load_problems",
+]
+
+DISTRIBUTIONS = ("uniform", "log_uniform")
+PROBLEM_SUFFIXES = (".yaml", ".yml")
+FAMILY_SUFFIXES = (".family.yaml", ".family.yml")
+_SAMPLING_KEYS = frozenset({"min", "max", "ood_boundary", "distribution"})
+_PROBE_KEYS = frozenset({"name", "description", "formula"})
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ProblemError(ValueError):
+    """A problem file or directory that cannot be used; the message names file and field."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling range of one observed variable: ID draws in [min, ood_boundary), OOD in [ood_boundary, max)."""
+    min: float
+    max: float
+    ood_boundary: float
+    distribution: str  # 'uniform' | 'log_uniform'
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    description: str = ""
+    unit: str = ""
+    sampling: Sampling | None = None
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    value: float
+    description: str = ""
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Equation:
+    text: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    description: str = ""
+    formula: str | None = None  # as written: "cm = ..." or just the expression
+
+
+@dataclass(frozen=True)
+class Problem:
+    task_id: str
+    name: str
+    description: str
+    target: Variable
+    inputs: tuple[Variable, ...]
+    auxiliary_inputs: tuple[Variable, ...]
+    intermediates: tuple[Variable, ...]
+    constants: tuple[Constant, ...]
+    law: str  # phenomenological_formula as written, e.g. "r = 2 * hbar**2 / (...)"
+    mechanism: tuple[Equation, ...]
+    family: str | None = None
+    domain: str | None = None
+    mutations: tuple[int, ...] | None = None
+    probes: tuple[Probe, ...] = ()
+    source: str | None = None
+
+    @property
+    def observed(self) -> tuple[Variable, ...]:
+        """Variables drawn for the data: inputs, then auxiliary inputs."""
+        return self.inputs + self.auxiliary_inputs
+
+    @property
+    def data_variables(self) -> tuple[str, ...]:
+        """Row names of a data split: target, inputs, auxiliary inputs."""
+        return (self.target.name, *(v.name for v in self.observed))
+
+    @property
+    def known_names(self) -> tuple[str, ...]:
+        """Names a derived law may keep: inputs, auxiliary inputs, constants."""
+        return (*(v.name for v in self.observed), *(c.name for c in self.constants))
+
+    @property
+    def n_mutations(self) -> int | None:
+        return None if self.mutations is None else len(self.mutations)
+
+    @property
+    def is_original(self) -> bool:
+        return self.mutations == ()
+
+
+class _Reader:
+    """Field readers that report `file: field.path: problem` on bad values."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def error(self, field: str, message: str) -> ProblemError:
+        return ProblemError(f"{self.source}: {field}: {message}" if field else f"{self.source}: {message}")
+
+    def mapping(self, value, field: str) -> Mapping:
+        if not isinstance(value, Mapping):
+            raise self.error(field, f"expected a mapping, got {_show(value)}")
+        return value
+
+    def sequence(self, value, field: str, *, optional: bool = False) -> list:
+        if value is None and optional:
+            return []
+        if not isinstance(value, list):
+            raise self.error(field, f"expected a list, got {_show(value)}")
+        return value
+
+    def required(self, data: Mapping, key: str, field: str):
+        if key not in data:
+            raise self.error(field, f"missing required field '{key}'")
+        return data[key]
+
+    def text(self, value, field: str, *, optional: bool = False) -> str:
+        """A free text; numbers are accepted as written (a unit `1`)."""
+        if value is None and optional:
+            return ""
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise self.error(field, f"expected a string, got {_show(value)}")
+        return str(value)
+
+    def formula(self, value, field: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(field, f"expected a formula string, got {_show(value)}")
+        return value.strip()
+
+    def name(self, value, field: str) -> str:
+        if not isinstance(value, str) or not value.isidentifier():
+            raise self.error(field, f"expected a name (letters, digits, '_'), got {_show(value)}")
+        return value
+
+    def number(self, value, field: str) -> float:
+        """A finite number; strings such as '5.0e2' (which YAML 1.1 leaves as text) are accepted."""
+        if isinstance(value, bool):
+            raise self.error(field, f"expected a number, got {_show(value)}")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise self.error(field, f"expected a number, got {_show(value)}") from None
+        if not math.isfinite(number):
+            raise self.error(field, f"expected a finite number, got {_show(value)}")
+        return number
+
+    def sampling(self, value, field: str) -> Sampling:
+        data = self.mapping(value, field)
+        if unknown := sorted(set(data) - _SAMPLING_KEYS):
+            raise self.error(field, f"unknown field(s) {', '.join(map(str, unknown))}; "
+                                    f"expected {', '.join(sorted(_SAMPLING_KEYS))}")
+        low, high, boundary = (self.number(self.required(data, key, field), f"{field}.{key}")
+                               for key in ("min", "max", "ood_boundary"))
+        distribution = self.required(data, "distribution", field)
+        if distribution not in DISTRIBUTIONS:
+            raise self.error(f"{field}.distribution",
+                             f"expected one of {', '.join(DISTRIBUTIONS)}, got {_show(distribution)}")
+        if not low < boundary < high:
+            raise self.error(field, f"expected min < ood_boundary < max, got min={low:g}, "
+                                    f"ood_boundary={boundary:g}, max={high:g}")
+        if distribution == "log_uniform" and low <= 0:
+            raise self.error(f"{field}.min", f"log_uniform needs min > 0, got {low:g}")
+        return Sampling(min=low, max=high, ood_boundary=boundary, distribution=distribution)
+
+    def variable(self, value, field: str, *, needs_sampling: bool) -> Variable:
+        data = self.mapping(value, field)
+        sampling = data.get("sampling")
+        if sampling is None and needs_sampling:
+            raise self.error(field, "missing required field 'sampling'")
+        return Variable(
+            name=self.name(self.required(data, "name", field), f"{field}.name"),
+            description=self.text(data.get("description"), f"{field}.description", optional=True),
+            unit=self.text(data.get("unit"), f"{field}.unit", optional=True),
+            sampling=None if sampling is None else self.sampling(sampling, f"{field}.sampling"),
+        )
+
+    def variables(self, data: Mapping, key: str, field: str, *, needs_sampling: bool) -> tuple[Variable, ...]:
+        items = self.sequence(data.get(key), f"{field}.{key}", optional=True)
+        return tuple(self.variable(item, f"{field}.{key}[{i}]", needs_sampling=needs_sampling)
+                     for i, item in enumerate(items))
+
+    def constant(self, value, field: str) -> Constant:
+        data = self.mapping(value, field)
+        return Constant(
+            name=self.name(self.required(data, "name", field), f"{field}.name"),
+            value=self.number(self.required(data, "value", field), f"{field}.value"),
+            description=self.text(data.get("description"), f"{field}.description", optional=True),
+            unit=self.text(data.get("unit"), f"{field}.unit", optional=True),
+        )
+
+    def equation(self, value, field: str) -> Equation:
+        data = self.mapping(value, field)
+        return Equation(
+            text=self.formula(self.required(data, "formula", field), f"{field}.formula"),
+            description=self.text(data.get("formula_description"), f"{field}.formula_description",
+                                  optional=True),
+        )
+
+    def probe(self, value, field: str) -> Probe:
+        data = self.mapping(value, field)
+        if unknown := sorted(set(data) - _PROBE_KEYS):
+            raise self.error(field, f"unknown field(s) {', '.join(map(str, unknown))}; "
+                                    f"expected {', '.join(sorted(_PROBE_KEYS))}")
+        formula = data.get("formula")
+        return Probe(
+            name=self.name(self.required(data, "name", field), f"{field}.name"),
+            description=self.text(data.get("description"), f"{field}.description", optional=True),
+            formula=None if formula is None else self.formula(formula, f"{field}.formula"),
+        )
+
+    def mutations(self, value, field: str) -> tuple[int, ...] | None:
+        if value is None:
+            return None
+        items = self.sequence(value, field)
+        for i, item in enumerate(items):
+            if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+                raise self.error(f"{field}[{i}]", f"expected a non-negative integer, got {_show(item)}")
+        if len(set(items)) != len(items):
+            raise self.error(field, f"repeated mutation index in {items}")
+        return tuple(items)
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def task_id_of(path: str | Path, root: str | Path) -> str:
+    """The task id of a problem file: its path relative to `root`, without extension, '/'-separated."""
+    try:
+        relative = PurePath(os.path.abspath(path)).relative_to(os.path.abspath(root))
+    except ValueError:
+        raise ProblemError(f"{path}: not inside the problem directory {root}") from None
+    return relative.with_suffix("").as_posix()
+
+
+def _problem_from_data(data, *, task_id: str, source: str) -> Problem:
+    read = _Reader(source)
+    data = read.mapping(data, "")
+    variables = read.mapping(read.required(data, "variable_description", ""), "variable_description")
+    field = "variable_description"
+    target = read.variable(read.required(variables, "target", field), f"{field}.target", needs_sampling=False)
+    inputs = read.variables(variables, "inputs", field, needs_sampling=True)
+    if not inputs:
+        raise read.error(f"{field}.inputs", "a problem needs at least one input")
+    auxiliary = read.variables(variables, "auxiliary_inputs", field, needs_sampling=True)
+    intermediates = read.variables(variables, "intermediates", field, needs_sampling=False)
+    constants = tuple(read.constant(item, f"constants[{i}]")
+                      for i, item in enumerate(read.sequence(data.get("constants"), "constants", optional=True)))
+    mechanism = tuple(read.equation(item, f"mechanism[{i}]")
+                      for i, item in enumerate(read.sequence(read.required(data, "mechanism", ""), "mechanism")))
+    if not mechanism:
+        raise read.error("mechanism", "a problem needs at least one mechanism equation")
+    probes = tuple(read.probe(item, f"probes[{i}]")
+                   for i, item in enumerate(read.sequence(data.get("probes"), "probes", optional=True)))
+
+    seen: dict[str, str] = {}
+    roles = [(target.name, f"{field}.target")]
+    roles += [(v.name, f"{field}.{kind}[{i}]") for kind, group in
+              (("inputs", inputs), ("auxiliary_inputs", auxiliary), ("intermediates", intermediates))
+              for i, v in enumerate(group)]
+    roles += [(c.name, f"constants[{i}]") for i, c in enumerate(constants)]
+    for name, where in roles:
+        if name in seen:
+            raise read.error(f"{where}.name", f"name '{name}' is already used by {seen[name]}")
+        seen[name] = where
+    internal = {v.name for v in intermediates}
+    probe_names: set[str] = set()
+    for i, probe in enumerate(probes):
+        if probe.name not in internal:
+            raise read.error(f"probes[{i}].name",
+                             f"probe '{probe.name}' is not an intermediate of the problem")
+        if probe.name in probe_names:
+            raise read.error(f"probes[{i}].name", f"probe '{probe.name}' is listed twice")
+        probe_names.add(probe.name)
+
+    family, domain = (None if data.get(key) is None else read.text(data[key], key) for key in ("family", "domain"))
+    return Problem(
+        task_id=task_id,
+        name=read.text(read.required(data, "problem_name", ""), "problem_name"),
+        description=read.text(read.required(data, "problem_description", ""), "problem_description"),
+        target=target, inputs=inputs, auxiliary_inputs=auxiliary, intermediates=intermediates,
+        constants=constants,
+        law=read.formula(read.required(data, "phenomenological_formula", ""), "phenomenological_formula"),
+        mechanism=mechanism,
+        family=family, domain=domain,
+        mutations=read.mutations(data.get("mutations"), "mutations"),
+        probes=probes,
+        source=source,
+    )
+
+
+def load_problem(path: str | Path, *, root: str | Path) -> Problem:
+    """Read and check one problem file; its task id is its path relative to `root` without extension."""
+    source = str(path)
+    task_id = task_id_of(path, root)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=_Loader)
+    except OSError as exc:
+        raise ProblemError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProblemError(f"{source}: not UTF-8 text: {exc.reason}") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        raise ProblemError(f"{source}: invalid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
+    return _problem_from_data(data, task_id=task_id, source=source)
+
+
+def problem_files(directory: str | Path) -> list[Path]:
+    """Problem files under `directory` (recursive *.yaml/*.yml), without family sources and hidden paths."""
+    root = Path(directory)
+    return sorted(
+        path for path in root.rglob("*")
+        if path.suffix in PROBLEM_SUFFIXES and path.is_file()
+        and not path.name.endswith(FAMILY_SUFFIXES)
+        and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    )
+
+
+def load_problems(directory: str | Path) -> list[Problem]:
+    """Load every problem file under `directory`, sorted by task id."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise ProblemError(f"{directory}: problem directory not found")
+    problems: dict[str, Problem] = {}
+    for path in problem_files(root):
+        problem = load_problem(path, root=root)
+        if (other := problems.get(problem.task_id)) is not None:
+            raise ProblemError(f"{path}: task id '{problem.task_id}' is also given by {other.source}")
+        problems[problem.task_id] = problem
+    if not problems:
+        raise ProblemError(f"{directory}: no problem files (*.yaml, *.yml) found")
+    return [problems[task_id] for task_id in sorted(problems)]
