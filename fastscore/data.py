@@ -1,0 +1,261 @@
+"""Data splits (SPEC §3): deterministic train / ID test / OOD test draws, MDBench's file layouts.
+
+A split is a float64 array of shape (n_variables, n_samples): the target first, then the
+inputs, then the auxiliary inputs. Each problem's draws come from a generator derived
+from the seed and the task id alone, so the order problems are processed in, or the
+process they run in, never changes the arrays.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .problems import Problem, Sampling
+
+__all__ = [
+    "SPLITS", "REGIONS", "DEFAULT_SEED", "DEFAULT_SAMPLES", "Splits", "sample_inputs", "problem_rng",
+    "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared",
+]
+
+SPLITS = ("train", "id_test", "ood_test")
+REGIONS = ("id", "ood", "domain")
+DEFAULT_SEED = 20260725
+DEFAULT_SAMPLES = 1000
+_SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
+_ANSWER_FILES = ("answer.json", "data_id_test.npy", "data_ood_test.npy")
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The three splits of one problem; rows follow `variables`."""
+    variables: tuple[str, ...]
+    train: np.ndarray
+    id_test: np.ndarray
+    ood_test: np.ndarray
+    seed: int | None
+
+    def __post_init__(self):
+        for split in SPLITS:
+            array = getattr(self, split)
+            if array.ndim != 2 or array.shape[0] != len(self.variables):
+                raise ValueError(f"split {split} has shape {array.shape}; "
+                                 f"expected ({len(self.variables)}, n_samples)")
+
+    def columns(self, split: str) -> dict[str, np.ndarray]:
+        """One split as {variable name: row of samples}."""
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        array = getattr(self, split)
+        return {name: array[i] for i, name in enumerate(self.variables)}
+
+
+def _bounds(sampling: Sampling, region: str) -> tuple[float, float]:
+    if region == "id":
+        return sampling.min, sampling.ood_boundary
+    if region == "ood":
+        return sampling.ood_boundary, sampling.max
+    if region == "domain":
+        return sampling.min, sampling.max
+    raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
+
+
+def _draw(sampling: Sampling, region: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    low, high = _bounds(sampling, region)
+    if sampling.distribution == "log_uniform":
+        values = np.exp(rng.uniform(np.log(low), np.log(high), n))
+    else:
+        values = rng.uniform(low, high, n)
+    # rounding (of exp, or of low + (high - low) * u) may land on or just past an edge
+    return np.clip(values, low, np.nextafter(high, low))
+
+
+def sample_inputs(problem: Problem, *, region: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Draw `n` values of every input and auxiliary input over `region` ('id', 'ood' or 'domain').
+
+    'id' is [min, ood_boundary), 'ood' is [ood_boundary, max), 'domain' is [min, max);
+    each variable is drawn independently, uniform or log-uniform as its sampling says.
+    """
+    return {v.name: _draw(v.sampling, region, n, rng) for v in problem.observed}
+
+
+def _task_hash(task_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(task_id.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def problem_rng(problem_or_task_id: Problem | str, seed: int, *stream: int) -> np.random.Generator:
+    """A generator determined by the seed and the task id only (plus optional stream indices)."""
+    task_id = problem_or_task_id if isinstance(problem_or_task_id, str) else problem_or_task_id.task_id
+    return np.random.default_rng([seed, _task_hash(task_id), *stream])
+
+
+def _evaluate(target: Callable, points: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        values = np.asarray(target(points))
+    if np.iscomplexobj(values):
+        values = np.where(values.imag == 0, values.real, np.nan)
+    try:
+        return np.broadcast_to(values.astype(np.float64, copy=False), (n,))
+    except ValueError:
+        raise ValueError(f"target returned shape {values.shape}; expected ({n},)") from None
+
+
+def _draw_split(problem: Problem, target: Callable, region: str, n: int,
+                rng: np.random.Generator, max_rounds: int) -> np.ndarray:
+    """Draw n valid samples; invalid columns (non-finite target) are redrawn until all are finite."""
+    names = [v.name for v in problem.observed]
+    points = sample_inputs(problem, region=region, n=n, rng=rng)
+    rows = np.empty((1 + len(names), n))
+    rows[0] = _evaluate(target, points, n)
+    for i, name in enumerate(names, start=1):
+        rows[i] = points[name]
+    for _ in range(max_rounds):
+        bad = np.flatnonzero(~np.isfinite(rows[0]))
+        if bad.size == 0:
+            return rows
+        # oversample, so sparse valid regions still fill within the round limit
+        m = max(2 * bad.size, 64)
+        candidates = sample_inputs(problem, region=region, n=m, rng=rng)
+        values = _evaluate(target, candidates, m)
+        good = np.flatnonzero(np.isfinite(values))[:bad.size]
+        slots = bad[:good.size]
+        rows[0, slots] = values[good]
+        for i, name in enumerate(names, start=1):
+            rows[i, slots] = candidates[name][good]
+    left = int(np.count_nonzero(~np.isfinite(rows[0])))
+    if left:
+        raise ValueError(f"{problem.task_id}: {left} of {n} samples in the '{region}' region still have "
+                         f"a non-finite target after {max_rounds} rounds of redrawing; "
+                         f"check the sampling ranges")
+    return rows
+
+
+def make_splits(problem: Problem, target: Callable[[Mapping[str, np.ndarray]], np.ndarray], *,
+                n: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED, max_rounds: int = 50) -> Splits:
+    """Draw train and id_test from the ID region and ood_test from the OOD region.
+
+    `target(points)` maps {input name: values} to the target per sample, NaN or inf
+    where any derived quantity is non-real or non-finite; such samples are redrawn.
+    Each split has its own stream, derived from the seed, the task id and the split.
+    """
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n}")
+    arrays = {
+        split: _draw_split(problem, target, _SPLIT_REGION[split], n,
+                           problem_rng(problem, seed, index), max_rounds)
+        for index, split in enumerate(SPLITS)
+    }
+    return Splits(variables=problem.data_variables, seed=seed, **arrays)
+
+
+# --- MDBench's synthetic .npz ------------------------------------------------------------
+
+def write_npz(splits: Splits, path: str | Path, *, generation_config: Mapping) -> None:
+    """Write MDBench's synthetic-data layout: train, id_test, ood_test, variables, generation_config.
+
+    generation_config is stored as JSON text in a 0-d array; the seed and sample counts
+    of `splits` are recorded in it and take precedence over same-named keys.
+    """
+    config = dict(generation_config) | {
+        "seed": splits.seed,
+        **{f"{split}_samples": getattr(splits, split).shape[1] for split in SPLITS},
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:  # an open handle keeps numpy from appending '.npz'
+        np.savez_compressed(
+            handle,
+            **{split: np.asarray(getattr(splits, split), dtype=np.float64) for split in SPLITS},
+            variables=np.asarray(splits.variables, dtype=str),
+            generation_config=np.asarray(json.dumps(config, sort_keys=True)),
+        )
+
+
+def read_npz(path: str | Path) -> Splits:
+    """Read a synthetic-data .npz (MDBench's or ours); the seed comes from generation_config if present."""
+    with np.load(path, allow_pickle=False) as archive:
+        if missing := [key for key in (*SPLITS, "variables") if key not in archive.files]:
+            raise ValueError(f"{path}: missing array(s) {', '.join(missing)}")
+        config = json.loads(str(archive["generation_config"].item())) if "generation_config" in archive.files else {}
+        return Splits(
+            variables=tuple(str(name) for name in archive["variables"]),
+            seed=config.get("seed"),
+            **{split: np.asarray(archive[split], dtype=np.float64) for split in SPLITS},
+        )
+
+
+# --- MDBench's prepared task folders -----------------------------------------------------
+
+def read_prepared(folder: str | Path) -> tuple[dict, np.ndarray]:
+    """Read a prepared task folder: (problem.json as a dict, data_train.npy)."""
+    folder = Path(folder)
+    problem_path, data_path = folder / "problem.json", folder / "data_train.npy"
+    for path in (problem_path, data_path):
+        if not path.is_file():
+            raise ValueError(f"{folder}: prepared task folder lacks {path.name}")
+    problem = json.loads(problem_path.read_text(encoding="utf-8"))
+    return problem, np.load(data_path, allow_pickle=False)
+
+
+def _variable_view(variable) -> dict:
+    return {"name": variable.name, "description": variable.description, "unit": variable.unit}
+
+
+def _constant_view(constant) -> dict:
+    return {"name": constant.name, "value": constant.value,
+            "description": constant.description, "unit": constant.unit}
+
+
+def _write_json(path: Path, value) -> None:
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save_answer: bool = False) -> None:
+    """Write the public view of a task in MDBench's prepared layout (problem.json, data_train.npy).
+
+    The public view holds the name, description, target, inputs, auxiliary inputs and
+    constants with their descriptions and units - never the law, mechanism, probes,
+    intermediates or mutations. With `save_answer`, answer.json (law, mechanism,
+    intermediates, probes) and the test splits are written too; without it, answer
+    files left by an earlier run are removed.
+    """
+    if tuple(splits.variables) != problem.data_variables:
+        raise ValueError(f"{problem.task_id}: splits have variables {list(splits.variables)}; "
+                         f"expected {list(problem.data_variables)}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_json(folder / "problem.json", {
+        "task_id": problem.task_id,
+        "problem_name": problem.name,
+        "problem_description": problem.description,
+        "task": "mechanism_discovery",
+        "input": "data",
+        "expected_output": "mechanisms",
+        "target_variable": problem.target.name,
+        "variables": [_variable_view(v) for v in (problem.target, *problem.inputs)],
+        "auxiliary_input_variables": [_variable_view(v) for v in problem.auxiliary_inputs],
+        "constants": [_constant_view(c) for c in problem.constants],
+    })
+    np.save(folder / "data_train.npy", splits.train)
+    if not save_answer:
+        for name in _ANSWER_FILES:
+            (folder / name).unlink(missing_ok=True)
+        return
+    _write_json(folder / "answer.json", {
+        "task_id": problem.task_id,
+        "target_variable": problem.target.name,
+        "phenomenological_formula": problem.law,
+        "mechanisms": [{"formula": e.text, "formula_description": e.description} for e in problem.mechanism],
+        "intermediate_variables": [_variable_view(v) for v in problem.intermediates],
+        "probes": [{"name": p.name, "description": p.description, "formula": p.formula} for p in problem.probes],
+        "family": problem.family,
+        "domain": problem.domain,
+        "mutations": None if problem.mutations is None else list(problem.mutations),
+        "data_variables": list(splits.variables),
+        "seed": splits.seed,
+    })
+    np.save(folder / "data_id_test.npy", splits.id_test)
+    np.save(folder / "data_ood_test.npy", splits.ood_test)
