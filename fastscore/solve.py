@@ -1,0 +1,671 @@
+"""Mechanism elimination: equations -> explicit steps + implicit blocks -> derived law.
+
+A mechanism is a set of equations ``lhs = rhs`` (SymEngine expressions built by
+``fastscore.parse``).  Every free symbol that is not a *known* (input, auxiliary
+input, constant) is an unknown.  The system is checked structurally (bipartite
+matching equations <-> unknowns), block-triangularised (matching + Tarjan SCC, a
+Dulmage-Mendelsohn style decomposition) and solved block by block:
+
+* one equation in one unknown: ``x = expr``, linear, pure powers, quadratics (in
+  ``x`` or in a rational power of ``x``) and single-occurrence inversions give
+  closed forms; several candidate branches are told apart by realness, finiteness
+  and sign over the sample ``points``;
+* coupled blocks: eliminated by substitution down to one equation in one unknown;
+* SymPy's ``solve`` is a last symbolic attempt inside the time budget (main thread
+  only, enforced with ``SIGALRM``);
+* whatever has no closed form is solved numerically per sample by the Newton /
+  bracketing kernel of ``fastscore.kernels.roots``.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import symengine as se
+
+from fastscore.kernels.evaluate import evaluate
+from fastscore.kernels.roots import compile_block, solve_block
+from fastscore.kernels.tape import compile_tape
+
+__all__ = ["SolveError", "Solution", "solve_mechanism"]
+
+_RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
+_MAX_LISTED = 8  # unknown names listed in an error message
+
+
+class SolveError(ValueError):
+    """A mechanism that cannot be reduced to its law; the message is one clear line."""
+
+
+class _Timeout(Exception):
+    """Raised by the SIGALRM handler when a SymPy attempt overruns the budget."""
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class _Closed:
+    """``name = expr`` with ``expr`` in knowns and numerically solved unknowns."""
+
+    name: str
+    expr: se.Basic
+
+
+@dataclass(frozen=True)
+class _Numeric:
+    """Unknowns ``names`` solved per sample from ``residuals`` (all zero)."""
+
+    names: tuple[str, ...]
+    residuals: tuple[se.Basic, ...]
+    given: tuple[str, ...]  # the other free names of the residuals
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The solved mechanism.
+
+    ``expressions`` holds the closed form, in the knowns only, of every unknown that
+    has one; ``law`` is the target's closed form or ``None`` when the target needs
+    numeric root finding (then ``values`` still computes it).
+    """
+
+    target: str
+    knowns: tuple[str, ...]
+    expressions: Mapping[str, se.Basic]
+    law: se.Basic | None
+    _plan: tuple[_Closed | _Numeric, ...] = field(repr=False, compare=False)
+    _compiled: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def numeric(self) -> tuple[str, ...]:
+        """Unknowns solved by numeric root finding (no closed form)."""
+        return tuple(n for step in self._plan if isinstance(step, _Numeric) for n in step.names)
+
+    def values(self, names: Sequence[str], points: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Numeric values of the unknowns ``names`` at ``points`` (values of the knowns).
+
+        Closed forms go through the tape kernel, implicit blocks through the root
+        kernel; NaN where a root was not found or failed the residual check.
+        """
+        env = _broadcast(points, self.knowns)
+        for step in _needed_steps(self._plan, names):
+            if isinstance(step, _Closed):
+                tape = self._compiled.get(step.name)
+                if tape is None:
+                    tape = self._compiled[step.name] = _compile(step.expr)
+                env[step.name] = _run(tape, env)
+            else:
+                block = self._compiled.get(step.names)
+                if block is None:
+                    block = self._compiled[step.names] = compile_block(step.residuals, step.given, step.names)
+                solution, _ = solve_block(block, _stack(env, step.given))
+                env.update(zip(step.names, solution))
+        missing = [n for n in names if n not in env]
+        if missing:
+            raise KeyError(f"not an unknown of this mechanism: {', '.join(missing)}")
+        return {n: env[n] for n in names}
+
+
+def _needed_steps(plan: Sequence[_Closed | _Numeric], names: Sequence[str]) -> list[_Closed | _Numeric]:
+    """The plan steps that ``names`` depend on, in plan order."""
+    wanted = set(names)
+    kept = []
+    for step in reversed(plan):
+        produced = {step.name} if isinstance(step, _Closed) else set(step.names)
+        if produced & wanted:
+            kept.append(step)
+            wanted |= _step_inputs(step)
+    return kept[::-1]
+
+
+def _step_inputs(step: _Closed | _Numeric) -> set[str]:
+    return _names(step.expr) if isinstance(step, _Closed) else set(step.given)
+
+
+# ----------------------------------------------------------------- numeric glue
+
+
+def _broadcast(points: Mapping[str, np.ndarray], names: Sequence[str]) -> dict[str, np.ndarray]:
+    missing = [n for n in names if n not in points]
+    if missing:
+        raise KeyError(f"points lack values for {', '.join(missing)}")
+    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(points[n], dtype=np.float64)) for n in names))
+    return {n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}
+
+
+def _compile(expr: se.Basic):
+    variables = sorted(_names(expr))
+    return variables, compile_tape(expr, variables)
+
+
+def _run(compiled, env: Mapping[str, np.ndarray]) -> np.ndarray:
+    variables, tape = compiled
+    n = len(next(iter(env.values())))
+    return np.asarray(evaluate(tape, _stack(env, variables, n)), dtype=np.float64)
+
+
+def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int | None = None) -> np.ndarray:
+    if n is None:
+        n = len(next(iter(env.values())))
+    X = np.empty((len(names), n))
+    for i, name in enumerate(names):
+        X[i] = env[name]
+    return X
+
+
+# ------------------------------------------------------------- expression utils
+
+
+def _names(expr: se.Basic) -> set[str]:
+    return {s.name for s in expr.free_symbols}
+
+
+def _add_args(expr: se.Basic) -> tuple[se.Basic, ...]:
+    return expr.args if expr.is_Add else (expr,)
+
+
+def _mul_args(expr: se.Basic) -> tuple[se.Basic, ...]:
+    return expr.args if expr.is_Mul else (expr,)
+
+
+def _size(expr: se.Basic) -> int:
+    """Node count of an expression tree."""
+    return 1 + sum(_size(a) for a in expr.args)
+
+
+def _rational(expr: se.Basic) -> Fraction | None:
+    if expr.is_Rational:
+        p, q = expr.get_num_den()
+        return Fraction(int(p), int(q))
+    return None
+
+
+def _numerator(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
+    """The expanded numerator of ``lhs - rhs`` (denominators cleared)."""
+    return se.expand((lhs - rhs).as_numer_denom()[0])
+
+
+def _coefficients(expr: se.Basic, x: se.Symbol) -> tuple[dict[int, se.Basic], int] | None:
+    """``expr`` (expanded) as a polynomial in ``t = x**(1/root)``: ({degree: coeff}, root).
+
+    ``None`` when ``x`` occurs other than through rational powers."""
+    terms = []
+    root = 1
+    for term in _add_args(expr):
+        exponent = Fraction(0)
+        rest = []
+        for factor in _mul_args(term):
+            if factor == x:
+                exponent += 1
+            elif factor.is_Pow and factor.args[0] == x and (e := _rational(factor.args[1])) is not None:
+                exponent += e
+            elif factor.has(x):
+                return None
+            else:
+                rest.append(factor)
+        if exponent < 0:
+            return None
+        root = math.lcm(root, exponent.denominator)
+        terms.append((exponent, se.Mul(*rest)))
+    coeffs: dict[int, se.Basic] = {}
+    for exponent, c in terms:
+        d = int(exponent * root)
+        coeffs[d] = coeffs.get(d, se.Integer(0)) + c
+    coeffs = {d: c for d, c in coeffs.items() if not se.expand(c).is_zero}
+    return coeffs, root
+
+
+def _polynomial_roots(coeffs: dict[int, se.Basic], root: int) -> list[se.Basic] | None:
+    """Closed-form roots ``x`` of sum c_d * t**d = 0 with ``t = x**(1/root)``.
+
+    Handles degree one and two in ``s = t**g`` (``g`` = gcd of the degrees); the
+    root ``t = 0`` (from cleared denominators) is dropped."""
+    low = min(coeffs)
+    coeffs = {d - low: c for d, c in coeffs.items()}
+    degrees = [d for d in coeffs if d]
+    if not degrees:
+        return None
+    g = math.gcd(*degrees)
+    reduced = {d // g: c for d, c in coeffs.items()}
+    zero = se.Integer(0)
+    if max(reduced) == 1:
+        s_values = [-reduced.get(0, zero) / reduced[1]]
+    elif max(reduced) == 2:
+        a, b, c = reduced[2], reduced.get(1, zero), reduced.get(0, zero)
+        if 1 not in reduced:
+            r = se.sqrt(-c / a)
+            s_values = [r, -r]
+        else:
+            disc = se.sqrt(b**2 - 4 * a * c)
+            s_values = [(-b + disc) / (2 * a), (-b - disc) / (2 * a)]
+    else:
+        return None
+    # s = x**e with e = g / root
+    e = Fraction(g, root)
+    inverse = se.Rational(e.denominator, e.numerator)
+    out = []
+    for s in s_values:
+        out.append(s**inverse if inverse != 1 else s)
+        if e.numerator % 2 == 0:
+            out.append(-(s**inverse))
+        elif e.numerator > 1 and e.denominator == 1:
+            out.append(-((-s) ** inverse))  # real odd root of a negative s
+    return out
+
+
+_INVERSES = {
+    "log": lambda r: [se.exp(r)],
+    "sin": lambda r: [se.asin(r)],
+    "cos": lambda r: [se.acos(r)],
+    "tan": lambda r: [se.atan(r)],
+    "sinh": lambda r: [se.asinh(r)],
+    "cosh": lambda r: [se.acosh(r)],
+    "tanh": lambda r: [se.atanh(r)],
+    "asin": lambda r: [se.sin(r)],
+    "acos": lambda r: [se.cos(r)],
+    "atan": lambda r: [se.tan(r)],
+    "Abs": lambda r: [r, -r],
+}
+
+
+def _invert(expr: se.Basic, value: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
+    """Solve ``expr = value`` for ``x`` when ``x`` sits in one branch at every level."""
+    while expr != x:
+        if expr.is_Add or expr.is_Mul:
+            inside = [a for a in expr.args if a.has(x)]
+            if len(inside) != 1:
+                return None
+            outside = [a for a in expr.args if not a.has(x)]
+            if expr.is_Add:
+                value = value - se.Add(*outside)
+            else:
+                value = value / se.Mul(*outside)
+            expr = inside[0]
+        elif expr.is_Pow:
+            base, exponent = expr.args
+            if exponent.has(x) and base.has(x):
+                return None
+            if exponent.has(x):  # base**f(x) = value, exp included (base E)
+                expr, value = exponent, se.log(value) / se.log(base)
+                continue
+            e = _rational(exponent)
+            inverse = value ** (1 / exponent)
+            if e is not None and e.numerator % 2 == 0:
+                return _invert_all(base, [inverse, -inverse], x)
+            expr, value = base, inverse
+        else:
+            name = type(expr).__name__
+            if name not in _INVERSES or len(expr.args) != 1:
+                return None
+            return _invert_all(expr.args[0], _INVERSES[name](value), x)
+    return [value]
+
+
+def _invert_all(expr: se.Basic, values: list[se.Basic], x: se.Symbol) -> list[se.Basic] | None:
+    out = []
+    for v in values:
+        got = _invert(expr, v, x)
+        if got is None:
+            return None
+        out += got
+    return out
+
+
+def _closed_forms(lhs: se.Basic, rhs: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
+    """Candidate closed forms of ``x`` from ``lhs = rhs`` (free of ``x``), or None."""
+    if lhs == x and not rhs.has(x):
+        return [rhs]
+    if rhs == x and not lhs.has(x):
+        return [lhs]
+    numerator = _numerator(lhs, rhs)
+    poly = _coefficients(numerator, x)
+    if poly is not None and poly[0]:
+        roots = _polynomial_roots(*poly)
+        if roots is not None:
+            return roots
+    for expr in (lhs - rhs, numerator):
+        got = _invert(expr, se.Integer(0), x)
+        if got is not None:
+            return got
+    return None
+
+
+# ----------------------------------------------------------------- the solver
+
+
+class _Solver:
+    """State of one ``solve_mechanism`` call."""
+
+    def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float):
+        self.knowns = tuple(sorted(knowns))
+        self.points = points
+        self.env: dict[str, np.ndarray] | None = None  # lazily broadcast points + numeric values
+        self.budget = budget
+        self.deadline = time.perf_counter() + budget
+        self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
+        self.numeric: set[str] = set()
+        self.plan: list[_Closed | _Numeric] = []
+
+    # -- budget and numeric evaluation
+
+    def check_budget(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise SolveError(f"solve budget of {self.budget:g} s exceeded")
+
+    def environment(self) -> dict[str, np.ndarray]:
+        if self.env is None:
+            present = [n for n in self.knowns if n in self.points]
+            self.env = _broadcast(self.points, present)
+        return self.env
+
+    def evaluate(self, expr: se.Basic) -> np.ndarray:
+        env = self.environment()
+        missing = _names(expr) - env.keys()
+        if missing:
+            raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
+        if not env:
+            return np.atleast_1d(evaluate(compile_tape(expr, []), np.empty((0, 1))))
+        return _run(_compile(expr), env)
+
+    # -- results
+
+    def record(self, name: str, expr: se.Basic) -> None:
+        """A closed form; one that depends on numeric unknowns is kept out of the law."""
+        self.closed[name] = expr
+        self.plan.append(_Closed(name, expr))
+        if _names(expr) & self.numeric:
+            self.numeric.add(name)
+
+    def substitute(self, expr: se.Basic) -> se.Basic:
+        mapping = {se.Symbol(n): self.closed[n] for n in _names(expr) if n in self.closed}
+        return expr.xreplace(mapping) if mapping else expr
+
+    # -- blocks
+
+    def solve_block(self, equations: list[tuple[se.Basic, se.Basic]], unknowns: list[str]) -> None:
+        self.check_budget()
+        equations = [(self.substitute(lhs), self.substitute(rhs)) for lhs, rhs in equations]
+        steps: list[tuple[str, se.Basic]] = []  # name -> expr in remaining block unknowns
+        remaining = list(unknowns)
+        while len(remaining) > 1:
+            pick = self.isolate(equations, remaining)
+            if pick is None:
+                break
+            i, name, expr = pick
+            sym = se.Symbol(name)
+            del equations[i]
+            equations = [(lhs.xreplace({sym: expr}), rhs.xreplace({sym: expr})) for lhs, rhs in equations]
+            steps.append((name, expr))
+            remaining.remove(name)
+            self.check_budget()
+        for lhs, rhs in equations:
+            if not (_names(lhs) | _names(rhs)) & set(remaining):
+                self.lost_unknown(lhs, rhs)
+        solved: dict[str, se.Basic] = {}
+        if len(remaining) == 1:
+            (lhs, rhs), = equations
+            expr = self.solve_single(lhs, rhs, remaining[0], steps)
+            if expr is not None:
+                solved[remaining[0]] = expr
+        if solved:
+            for name, expr in reversed(steps):
+                solved[name] = expr.xreplace({se.Symbol(k): v for k, v in solved.items()})
+            for name in unknowns:
+                self.record(name, solved[name])
+            return
+        self.solve_numerically(equations, remaining)
+        for name, expr in reversed(steps):
+            solved[name] = expr.xreplace({se.Symbol(k): v for k, v in solved.items()})
+            self.record(name, solved[name])
+
+    def isolate(self, equations, remaining) -> tuple[int, str, se.Basic] | None:
+        """The (equation, unknown, unique closed form) with the smallest closed form."""
+        best = None
+        block = set(remaining)
+        for i, (lhs, rhs) in enumerate(equations):
+            present = (_names(lhs) | _names(rhs)) & block
+            for name in sorted(present):
+                forms = _closed_forms(lhs, rhs, se.Symbol(name))
+                if forms is None or len(forms) != 1:
+                    continue
+                key = (len(_names(forms[0]) & block), _size(forms[0]))
+                if best is None or key < best[0]:
+                    best = (key, i, name, forms[0])
+        return None if best is None else best[1:]
+
+    def lost_unknown(self, lhs: se.Basic, rhs: se.Basic) -> None:
+        """An equation whose unknowns were all eliminated: redundant or inconsistent."""
+        if se.expand(lhs - rhs).is_zero:
+            raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds identically)")
+        if not self.consistent(lhs, rhs):
+            raise SolveError(f"inconsistent equations: they imply {lhs} = {rhs}")
+        raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds on every sample)")
+
+    def consistent(self, lhs: se.Basic, rhs: se.Basic) -> bool:
+        a, b = self.evaluate(lhs), self.evaluate(rhs)
+        both_nan = np.isnan(a) & np.isnan(b)
+        close = np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b)) + 1e-300
+        return bool(np.all(close | both_nan))
+
+    def solve_single(self, lhs, rhs, name, steps) -> se.Basic | None:
+        """Closed form of ``name`` from one equation, branch chosen over the points."""
+        x = se.Symbol(name)
+        forms = _closed_forms(lhs, rhs, x)
+        if forms is not None and len(forms) == 1:
+            return forms[0]
+        if forms is None:
+            forms = self.sympy_forms(lhs - rhs, x)
+            if not forms or not self.points:
+                return None  # SymPy's forms are only trusted after a check on the points
+        return self.choose_branch(forms, name, lhs, rhs, steps)
+
+    def choose_branch(self, forms, name, lhs, rhs, steps) -> se.Basic:
+        """Prefer the branch real and finite everywhere, that satisfies the equation,
+        then positive everywhere (also for the block unknowns that follow from it)."""
+        if not self.points:
+            raise SolveError(f"ambiguous branch for {name}: no sample points to choose one")
+        x = se.Symbol(name)
+        scored = []
+        for form in forms:
+            try:
+                value = self.evaluate(form)
+                ok = np.isfinite(value)
+                residual_ok = self.satisfies(lhs.xreplace({x: form}), rhs.xreplace({x: form}))
+                ok &= residual_ok
+                positive = np.all(value > 0)
+                for _, expr in steps:
+                    follow = self.evaluate(expr.xreplace({x: form}))
+                    ok &= np.isfinite(follow)
+                    positive = positive and bool(np.all(follow > 0))
+            except (ValueError, TypeError, RuntimeError, SolveError):
+                continue  # a form the tapes cannot evaluate (e.g. complex constants)
+            scored.append((float(ok.mean()), bool(positive), form, value))
+        if not scored:
+            raise SolveError(f"no real solution for {name}")
+        scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+        best = scored[0]
+        if best[0] == 0.0:
+            raise SolveError(f"no real solution for {name} on 100% of the domain")
+        if best[0] < 1.0:
+            raise SolveError(f"no real solution for {name} on {100 * (1 - best[0]):.0f}% of the domain")
+        for other in scored[1:]:
+            if (other[0], other[1]) == (best[0], best[1]) and not _agree(other[3], best[3]):
+                raise SolveError(f"ambiguous branch for {name}: {best[2]} or {other[2]}")
+        return best[2]
+
+    def satisfies(self, lhs: se.Basic, rhs: se.Basic) -> np.ndarray:
+        a, b = self.evaluate(lhs), self.evaluate(rhs)
+        return np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b)) + 1e-300
+
+    def sympy_forms(self, residual: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
+        """SymPy's ``solve`` on an expression we built, within the remaining budget."""
+        remaining = self.deadline - time.perf_counter()
+        if remaining <= 0.01 or threading.current_thread() is not threading.main_thread():
+            return None
+        import sympy
+
+        def on_alarm(signum, frame):
+            raise _Timeout
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, remaining)
+        try:
+            found = sympy.solve(residual._sympy_(), x._sympy_())
+            forms = [se.sympify(f) for f in found]  # SymPy objects, never text
+        except _Timeout:
+            return None
+        except Exception:  # noqa: BLE001 - SymPy fails in many ways (NotImplementedError, ...)
+            return None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        forms = [f for f in forms if not f.has(x) and not f.atoms(se.FunctionSymbol)]
+        return forms or None
+
+    def solve_numerically(self, equations, names: list[str]) -> None:
+        residuals = tuple(lhs - rhs for lhs, rhs in equations)
+        given = tuple(sorted(set().union(*(_names(r) for r in residuals)) - set(names)))
+        step = _Numeric(tuple(names), residuals, given)
+        if self.points:
+            env = self.environment()
+            missing = set(given) - env.keys()
+            if missing:
+                raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
+            solution, converged = solve_block(compile_block(residuals, given, tuple(names)), _stack(env, given))
+            if not converged.all():
+                share = 100 * (1 - converged.mean())
+                raise SolveError(f"no real solution for {', '.join(names)} on {share:.0f}% of the domain")
+            env.update(zip(names, solution))
+        self.plan.append(step)
+        self.numeric.update(names)
+
+
+def _agree(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.all(np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))))
+
+
+# ---------------------------------------------------------------- structure
+
+
+def _match(equation_unknowns: list[set[str]], unknowns: list[str]) -> dict[int, str]:
+    """Maximum bipartite matching equation index -> unknown (augmenting paths)."""
+    owner: dict[str, int] = {}
+
+    def augment(i: int, seen: set[str]) -> bool:
+        for u in sorted(equation_unknowns[i]):
+            if u in seen:
+                continue
+            seen.add(u)
+            if u not in owner or augment(owner[u], seen):
+                owner[u] = i
+                return True
+        return False
+
+    for i in range(len(equation_unknowns)):
+        augment(i, set())
+    return {i: u for u, i in owner.items()}
+
+
+def _blocks(equation_unknowns: list[set[str]], matching: dict[int, str]) -> list[list[int]]:
+    """Strongly connected components of the equation dependency graph, dependencies first."""
+    solver_of = {u: i for i, u in matching.items()}
+    edges = {i: [solver_of[u] for u in equation_unknowns[i] if u != matching[i]] for i in matching}
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    out: list[list[int]] = []
+
+    def visit(v: int) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _listed(names) -> str:
+    names = sorted(names)
+    more = ", ..." if len(names) > _MAX_LISTED else ""
+    return ", ".join(names[:_MAX_LISTED]) + more
+
+
+def solve_mechanism(
+    equations: Sequence[tuple[se.Basic, se.Basic]],
+    *,
+    knowns: Collection[str],
+    target: str,
+    points: Mapping[str, np.ndarray],
+    budget: float = 2.0,
+) -> Solution:
+    """Eliminate every unknown of ``equations`` and derive the ``target``.
+
+    ``knowns``: names allowed in closed forms (inputs, auxiliary inputs, constants);
+    ``points``: sample values of every known over the valid domain, used for branch
+    choice, consistency and residual checks and numeric blocks.  Raises
+    ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
+    systems and when ``budget`` seconds are exceeded.
+    """
+    known = set(knowns)
+    if target in known:
+        raise SolveError(f"target {target} is declared as a known")
+    for lhs, rhs in equations:
+        for side in (lhs, rhs):
+            for f in side.atoms(se.FunctionSymbol):
+                raise SolveError(f"unknown function {f.get_name()}")
+    equation_unknowns = [(_names(lhs) | _names(rhs)) - known for lhs, rhs in equations]
+    unknowns = sorted(set().union(target, *equation_unknowns))
+    if not any(target in e for e in equation_unknowns):
+        raise SolveError(f"under-determined: the target {target} appears in no equation")
+    solver = _Solver(known, points, budget)
+    matching = _match(equation_unknowns, unknowns)
+    free = set(unknowns) - set(matching.values())
+    n_eq, n_un = len(equations), len(unknowns)
+    if free:
+        raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({_listed(free)} not fixed)")
+    extra = [i for i in range(n_eq) if i not in matching]
+    for block in _blocks(equation_unknowns, matching):
+        solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
+    for i in extra:
+        lhs, rhs = (solver.substitute(side) for side in equations[i])
+        if solver.numeric and (_names(lhs) | _names(rhs)) & solver.numeric:
+            consistent = solver.consistent(lhs, rhs)
+        else:
+            consistent = se.expand(lhs - rhs).is_zero or (bool(solver.points) and solver.consistent(lhs, rhs))
+        if not consistent:
+            raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")
+        raise SolveError(f"over-determined: {n_eq} equations for {n_un} unknowns")
+    expressions = {n: e for n, e in solver.closed.items() if n not in solver.numeric}
+    return Solution(
+        target=target,
+        knowns=solver.knowns,
+        expressions=expressions,
+        law=expressions.get(target),
+        _plan=tuple(solver.plan),
+    )
