@@ -1,0 +1,239 @@
+"""Batch evaluation of tapes: one shared Numba kernel, vectorised over points.
+
+Points are processed in blocks of ``BLOCK``; for each block every tape runs over a
+stack of row buffers (shape ``(depth + 1, BLOCK)``), each instruction a tight loop
+over the block.  ``run_tape`` is a kernel of its own so that other kernels (e.g. root
+finding) can evaluate a tape on a block of points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import opcodes as op
+from .jit import kernel
+from .tape import Tape, TapeBatch, pack
+
+BLOCK = 256
+"""Points per block: a stack of a few rows of BLOCK doubles stays in L1 cache."""
+
+
+def evaluate(tapes: Tape | TapeBatch | Sequence[Tape], X: np.ndarray) -> np.ndarray:
+    """Evaluate tapes at the points ``X`` (float64, shape ``(n_variables, n_points)``).
+
+    Returns ``(n_tapes, n_points)``, or ``(n_points,)`` for a single Tape.  IEEE
+    semantics: domain errors give NaN, overflow gives ±inf; nothing raises."""
+    single = isinstance(tapes, Tape)
+    batch = tapes if isinstance(tapes, TapeBatch) else pack([tapes] if single else tapes)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must have shape (n_variables, n_points), got {X.shape}")
+    if X.shape[0] < batch.n_variables:
+        raise ValueError(f"tapes use {batch.n_variables} variables, X has {X.shape[0]} rows")
+    out = np.empty((len(batch), X.shape[1]))
+    if len(batch) and X.shape[1]:
+        evaluate_batch(
+            batch.ops.astype(np.int32, copy=False),
+            batch.args.astype(np.float64, copy=False),
+            batch.starts.astype(np.int64, copy=False),
+            batch.depth,
+            X,
+            out,
+        )
+    return out[0] if single else out
+
+
+@kernel
+def evaluate_batch(ops, args, starts, depth, X, out):
+    """``out[t, :] = tape t at X``; tape t is ``ops[starts[t]:starts[t + 1]]``."""
+    n_points = X.shape[1]
+    stack = np.empty((depth + 1, BLOCK))
+    for p0 in range(0, n_points, BLOCK):
+        nb = min(BLOCK, n_points - p0)
+        for t in range(starts.size - 1):
+            run_tape(ops, args, starts[t], starts[t + 1], X, p0, nb, stack)
+            row = out[t, p0 : p0 + nb]
+            top = stack[0]
+            for i in range(nb):
+                row[i] = top[i]
+
+
+@kernel
+def run_tape(ops, args, start, stop, X, p0, nb, stack):
+    """Run instructions ``start:stop`` on points ``p0:p0 + nb`` of X; the result is
+    left in ``stack[0, :nb]``.  ``stack`` needs ``depth + 1`` rows of at least ``nb``
+    (the extra row is POWI's scratch)."""
+    sp = -1
+    for k in range(start, stop):
+        code = ops[k]
+        a = args[k]
+        if code == op.PUSH_VAR:
+            sp += 1
+            r = stack[sp]
+            x = X[int(a), p0 : p0 + nb]
+            for i in range(nb):
+                r[i] = x[i]
+        elif code == op.PUSH_CONST:
+            sp += 1
+            r = stack[sp]
+            for i in range(nb):
+                r[i] = a
+        elif code <= op.ATAN2:  # binary on two stack rows
+            sp -= 1
+            r = stack[sp]
+            s = stack[sp + 1]
+            if code == op.ADD:
+                for i in range(nb):
+                    r[i] = r[i] + s[i]
+            elif code == op.SUB:
+                for i in range(nb):
+                    r[i] = r[i] - s[i]
+            elif code == op.MUL:
+                for i in range(nb):
+                    r[i] = r[i] * s[i]
+            elif code == op.DIV:
+                for i in range(nb):
+                    r[i] = r[i] / s[i]
+            elif code == op.POW:
+                for i in range(nb):
+                    r[i] = r[i] ** s[i]
+            else:
+                for i in range(nb):
+                    r[i] = np.arctan2(r[i], s[i])
+        elif code <= op.RDIV_V:  # binary with a variable row
+            r = stack[sp]
+            x = X[int(a), p0 : p0 + nb]
+            if code == op.ADD_V:
+                for i in range(nb):
+                    r[i] = r[i] + x[i]
+            elif code == op.SUB_V:
+                for i in range(nb):
+                    r[i] = r[i] - x[i]
+            elif code == op.MUL_V:
+                for i in range(nb):
+                    r[i] = r[i] * x[i]
+            elif code == op.DIV_V:
+                for i in range(nb):
+                    r[i] = r[i] / x[i]
+            elif code == op.RSUB_V:
+                for i in range(nb):
+                    r[i] = x[i] - r[i]
+            else:
+                for i in range(nb):
+                    r[i] = x[i] / r[i]
+        elif code <= op.RDIV_C:  # binary with a constant
+            r = stack[sp]
+            if code == op.ADD_C:
+                for i in range(nb):
+                    r[i] = r[i] + a
+            elif code == op.MUL_C:
+                for i in range(nb):
+                    r[i] = r[i] * a
+            elif code == op.DIV_C:
+                for i in range(nb):
+                    r[i] = r[i] / a
+            elif code == op.POW_C:
+                for i in range(nb):
+                    r[i] = r[i] ** a
+            elif code == op.RSUB_C:
+                for i in range(nb):
+                    r[i] = a - r[i]
+            else:
+                for i in range(nb):
+                    r[i] = a / r[i]
+        else:
+            _unary(code, a, stack, sp, nb)
+
+
+@kernel
+def _unary(code, a, stack, sp, nb):
+    """In-place unary instruction on ``stack[sp, :nb]``."""
+    r = stack[sp]
+    if code == op.POWI:
+        _powi(r, stack[sp + 1], int(a), nb)
+    elif code == op.NEG:
+        for i in range(nb):
+            r[i] = -r[i]
+    elif code == op.SQRT:
+        for i in range(nb):
+            r[i] = np.sqrt(r[i])
+    elif code == op.CBRT:
+        for i in range(nb):
+            r[i] = np.cbrt(r[i]) if r[i] >= 0.0 else np.nan
+    elif code == op.EXP:
+        for i in range(nb):
+            r[i] = np.exp(r[i])
+    elif code == op.LOG:
+        for i in range(nb):
+            r[i] = np.log(r[i])
+    elif code == op.SIN:
+        for i in range(nb):
+            r[i] = np.sin(r[i])
+    elif code == op.COS:
+        for i in range(nb):
+            r[i] = np.cos(r[i])
+    elif code == op.TAN:
+        for i in range(nb):
+            r[i] = np.tan(r[i])
+    elif code == op.ASIN:
+        for i in range(nb):
+            r[i] = np.arcsin(r[i])
+    elif code == op.ACOS:
+        for i in range(nb):
+            r[i] = np.arccos(r[i])
+    elif code == op.ATAN:
+        for i in range(nb):
+            r[i] = np.arctan(r[i])
+    elif code == op.SINH:
+        for i in range(nb):
+            r[i] = np.sinh(r[i])
+    elif code == op.COSH:
+        for i in range(nb):
+            r[i] = np.cosh(r[i])
+    elif code == op.TANH:
+        for i in range(nb):
+            r[i] = np.tanh(r[i])
+    elif code == op.ASINH:
+        for i in range(nb):
+            r[i] = np.arcsinh(r[i])
+    elif code == op.ACOSH:
+        for i in range(nb):
+            r[i] = np.arccosh(r[i])
+    elif code == op.ATANH:
+        for i in range(nb):
+            r[i] = np.arctanh(r[i])
+    elif code == op.ABS:
+        for i in range(nb):
+            r[i] = np.abs(r[i])
+    elif code == op.SIGN:
+        for i in range(nb):
+            r[i] = np.sign(r[i])
+
+
+@kernel
+def _powi(r, scratch, n, nb):
+    """``r[:nb] **= n`` for an integer n by repeated squaring (``1 / r**|n|`` if n < 0)."""
+    m = abs(n)
+    if m == 2:
+        for i in range(nb):
+            r[i] = r[i] * r[i]
+    elif m == 3:
+        for i in range(nb):
+            r[i] = r[i] * r[i] * r[i]
+    else:
+        for i in range(nb):
+            scratch[i] = r[i]
+            r[i] = 1.0
+        while m:
+            if m & 1:
+                for i in range(nb):
+                    r[i] = r[i] * scratch[i]
+            m >>= 1
+            if m:
+                for i in range(nb):
+                    scratch[i] = scratch[i] * scratch[i]
+    if n < 0:
+        for i in range(nb):
+            r[i] = 1.0 / r[i]

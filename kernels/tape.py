@@ -1,0 +1,338 @@
+"""SymEngine expressions -> postfix tapes (opcode + float64 argument per instruction).
+
+A tape is evaluated by one shared Numba kernel (``kernels.evaluate``); nothing here is
+compiled per formula.  The compiler:
+
+- folds every subexpression without free symbols to one float64 constant (evaluated
+  by SymEngine at 80 bits, so ``log(2)``, ``pi**2`` or ``sqrt(3)/2`` cost nothing at run
+  time); a constant that is not real (e.g. ``asin(3)``) becomes NaN;
+- turns SymEngine's ``Add(a, Mul(-1, b))`` into ``a - b`` and ``Mul(a, Pow(b, -1))`` into
+  ``a / b``, keeps rational coefficients exact as ``p * ... / q``;
+- emits ``x**n`` for integer ``|n| <= 32`` as POWI (repeated squaring), ``x**(1/2)`` as
+  SQRT, ``x**(1/3)`` as CBRT (NaN for a negative base: SymEngine's principal root is
+  complex there), ``exp(u)`` (``E**u``) as EXP, anything else as POW;
+- fuses a constant or variable operand into the binary instruction using it and
+  orders commutative operands deepest first, keeping tapes short and stacks shallow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from . import opcodes as op
+
+MAX_POWI = 32
+"""Largest ``|n|`` emitted as POWI; larger integer exponents use POW (libm ``pow``)."""
+
+_CONSTANT_BITS = 80
+
+_UNARY = {
+    se.sin: (op.SIN,),
+    se.cos: (op.COS,),
+    se.tan: (op.TAN,),
+    se.asin: (op.ASIN,),
+    se.acos: (op.ACOS,),
+    se.atan: (op.ATAN,),
+    se.sinh: (op.SINH,),
+    se.cosh: (op.COSH,),
+    se.tanh: (op.TANH,),
+    se.asinh: (op.ASINH,),
+    se.acosh: (op.ACOSH,),
+    se.atanh: (op.ATANH,),
+    se.log: (op.LOG,),
+    se.Abs: (op.ABS,),
+    se.sign: (op.SIGN,),
+    se.sec: (op.COS, op.RDIV_C),
+    se.csc: (op.SIN, op.RDIV_C),
+    se.cot: (op.TAN, op.RDIV_C),
+}
+"""SymEngine one-argument function -> instructions applied to its argument (an
+RDIV_C here means ``1 / top``)."""
+
+_FUSED = {
+    # op: (with constant right, with constant left, with variable right, with variable left)
+    op.ADD: (op.ADD_C, op.ADD_C, op.ADD_V, op.ADD_V),
+    op.SUB: (op.ADD_C, op.RSUB_C, op.SUB_V, op.RSUB_V),
+    op.MUL: (op.MUL_C, op.MUL_C, op.MUL_V, op.MUL_V),
+    op.DIV: (op.DIV_C, op.RDIV_C, op.DIV_V, op.RDIV_V),
+}
+
+
+class UnsupportedExpression(ValueError):
+    """The expression holds a node (or a free symbol) that tapes cannot evaluate."""
+
+
+@dataclass(frozen=True, eq=False)
+class Tape:
+    """One formula in postfix form; ``depth`` is the maximal stack depth in rows."""
+
+    ops: np.ndarray
+    args: np.ndarray
+    depth: int
+    variables: tuple[str, ...] = ()
+
+    @property
+    def n_variables(self) -> int:
+        """Rows that ``X`` must have: one more than the largest variable index used."""
+        return _n_variables(self.ops, self.args)
+
+    def to_text(self) -> str:
+        """One instruction per line, variables by name (for debugging)."""
+        lines = []
+        for code, arg in zip(self.ops.tolist(), self.args.tolist()):
+            name = op.NAMES[code]
+            if code in op.WITH_VARIABLE:
+                i = int(arg)
+                lines.append(f"{name} {self.variables[i] if i < len(self.variables) else i}")
+            elif code in op.NO_ARGUMENT:
+                lines.append(name)
+            elif code == op.POWI:
+                lines.append(f"{name} {int(arg)}")
+            else:
+                lines.append(f"{name} {arg!r}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        body = "; ".join(self.to_text().splitlines())
+        return f"Tape(depth={self.depth}: {body})"
+
+
+@dataclass(frozen=True, eq=False)
+class TapeBatch:
+    """Concatenated tapes: tape ``t`` is ``ops[starts[t]:starts[t + 1]]`` (``len(starts)``
+    is the number of tapes + 1); ``depth`` is the largest depth of any tape."""
+
+    ops: np.ndarray
+    args: np.ndarray
+    starts: np.ndarray
+    depth: int
+    n_variables: int
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+
+def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
+    """Compile a SymEngine expression; ``variables`` gives the row order of ``X``.
+
+    Raises UnsupportedExpression for a node type without an instruction, a
+    non-finite symbolic constant (``oo``, ``zoo``, ``nan``), or a free symbol not in
+    ``variables``."""
+    index = {str(name): i for i, name in enumerate(variables)}
+    if len(index) != len(variables):
+        raise ValueError(f"duplicate names in variables {list(variables)!r}")
+    if not isinstance(expr, se.Basic):
+        raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
+    code = _Compiler(index).emit(expr)
+    ops = np.array([c for c, _ in code.instructions], dtype=np.int32)
+    args = np.array([a for _, a in code.instructions], dtype=np.float64)
+    ops.flags.writeable = False
+    args.flags.writeable = False
+    return Tape(ops, args, code.depth, tuple(str(v) for v in variables))
+
+
+def pack(tapes: Sequence[Tape]) -> TapeBatch:
+    """Concatenate tapes for one kernel call."""
+    starts = np.zeros(len(tapes) + 1, dtype=np.int64)
+    np.cumsum([len(t.ops) for t in tapes], out=starts[1:])
+    if tapes:
+        ops = np.concatenate([t.ops for t in tapes]).astype(np.int32, copy=False)
+        args = np.concatenate([t.args for t in tapes]).astype(np.float64, copy=False)
+    else:
+        ops, args = np.zeros(0, dtype=np.int32), np.zeros(0)
+    depth = max((t.depth for t in tapes), default=0)
+    return TapeBatch(ops, args, starts, depth, _n_variables(ops, args))
+
+
+def _n_variables(ops: np.ndarray, args: np.ndarray) -> int:
+    uses = np.isin(ops, list(op.WITH_VARIABLE))
+    return int(args[uses].max()) + 1 if uses.any() else 0
+
+
+@dataclass(frozen=True)
+class _Code:
+    instructions: tuple[tuple[int, float], ...]
+    depth: int
+
+    def then(self, *instructions: tuple[int, float]) -> _Code:
+        """Append in-place (depth-neutral) instructions."""
+        return _Code(self.instructions + instructions, self.depth)
+
+    @property
+    def constant(self) -> float | None:
+        (first, arg), *rest = self.instructions
+        return arg if first == op.PUSH_CONST and not rest else None
+
+    @property
+    def variable(self) -> int | None:
+        (first, arg), *rest = self.instructions
+        return int(arg) if first == op.PUSH_VAR and not rest else None
+
+
+def _push(code: int, arg: float) -> _Code:
+    return _Code(((code, float(arg)),), 1)
+
+
+def _binary(code: int, left: _Code, right: _Code) -> _Code:
+    """``left code right``, fusing a constant or variable operand when possible."""
+    fused = _FUSED.get(code)
+    if fused is not None:
+        c_right, c_left, v_right, v_left = fused
+        if (c := right.constant) is not None:
+            return left.then((c_right, -c if code == op.SUB else c))
+        if (c := left.constant) is not None:
+            return right.then((c_left, c))
+        if (v := right.variable) is not None:
+            return left.then((v_right, v))
+        if (v := left.variable) is not None:
+            return right.then((v_left, v))
+    elif code == op.POW and (c := right.constant) is not None:
+        return left.then((op.POW_C, c))
+    if code in (op.ADD, op.MUL) and right.depth > left.depth:
+        left, right = right, left
+    return _Code(
+        left.instructions + right.instructions + ((code, 0.0),),
+        max(left.depth, right.depth + 1),
+    )
+
+
+def _chain(code: int, parts: list[_Code]) -> _Code:
+    """Left fold of a commutative op, deepest operands first."""
+    parts = sorted(parts, key=lambda p: -p.depth)
+    result = parts[0]
+    for part in parts[1:]:
+        result = _binary(code, result, part)
+    return result
+
+
+def _constant_value(expr: se.Basic) -> float:
+    """Float64 value of an expression without free symbols (NaN when not real)."""
+    if expr.is_Rational:
+        return _ratio(*expr.get_num_den())
+    try:
+        value = complex(expr.n(_CONSTANT_BITS))
+    except RuntimeError as error:  # oo, zoo, nan: SymEngine cannot evaluate them
+        raise UnsupportedExpression(
+            f"cannot evaluate constant {type(expr).__name__} {expr}"
+        ) from error
+    return value.real if value.imag == 0.0 else float("nan")
+
+
+def _ratio(num: int, den: int = 1) -> float:
+    """Correctly rounded ``num / den`` of Python integers; ±inf when out of range."""
+    try:
+        return int(num) / int(den)
+    except OverflowError:
+        return float("inf") if (num > 0) == (den > 0) else float("-inf")
+
+
+def _small_int(value: float) -> int | None:
+    return int(value) if value.is_integer() and abs(value) <= MAX_POWI else None
+
+
+class _Compiler:
+    def __init__(self, index: dict[str, int]):
+        self.index = index
+
+    def emit(self, expr: se.Basic) -> _Code:
+        if expr.is_Symbol:
+            name = str(expr)
+            if name not in self.index:
+                raise UnsupportedExpression(
+                    f"free symbol {name!r} is not among the variables {sorted(self.index)}"
+                )
+            return _push(op.PUSH_VAR, self.index[name])
+        if expr.is_Number or not expr.free_symbols:
+            return _push(op.PUSH_CONST, _constant_value(expr))
+        kind = type(expr)
+        if kind is se.Add:
+            return self._add(expr.args)
+        if kind is se.Mul:
+            return self._mul(expr.args)
+        if kind is se.Pow:
+            return self._pow(*expr.args)
+        if kind in _UNARY:
+            code = self.emit(expr.args[0])
+            return code.then(*((c, 1.0 if c == op.RDIV_C else 0.0) for c in _UNARY[kind]))
+        if kind is se.atan2:
+            return _binary(op.ATAN2, self.emit(expr.args[0]), self.emit(expr.args[1]))
+        name = kind.__name__
+        if name == "FunctionSymbol":
+            name = f"undefined function {expr.get_name()}"
+        raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
+
+    def _add(self, terms: Sequence[se.Basic]) -> _Code:
+        constants = [t for t in terms if not t.free_symbols]
+        plus, minus = [], []
+        for term in terms:
+            if not term.free_symbols:
+                continue
+            lead = term.args[0] if term.is_Mul else None
+            negative = lead is not None and lead.is_Number and _constant_value(lead) < 0
+            (minus if negative else plus).append(self.emit(-term if negative else term))
+        constant = _constant_value(se.Add(*constants)) if constants else 0.0
+        if not plus:  # -a - b + c  ->  c - (a + b)
+            total = _chain(op.ADD, minus)
+            return total.then((op.RSUB_C, constant) if constants else (op.NEG, 0.0))
+        result = _chain(op.ADD, plus)
+        for part in sorted(minus, key=lambda p: -p.depth):
+            result = _binary(op.SUB, result, part)
+        return result.then((op.ADD_C, constant)) if constants else result
+
+    def _mul(self, factors: Sequence[se.Basic]) -> _Code:
+        constants, numerator, denominator = [], [], []
+        for factor in factors:
+            if not factor.free_symbols:
+                constants.append(factor)
+            elif factor.is_Pow and factor.args[1].is_Number and factor.args[1] < 0:
+                denominator.append(self._pow(factor.args[0], -factor.args[1]))
+            else:
+                numerator.append(self.emit(factor))
+        coefficient = se.Mul(*constants)
+        if coefficient.is_Rational:
+            p, q = (_ratio(v) for v in coefficient.get_num_den())
+        else:
+            p, q = _constant_value(coefficient), 1.0
+        negate = p == -1.0 and numerator
+        if numerator:
+            top = _chain(op.MUL, numerator)
+            if p not in (1.0, -1.0):
+                top = top.then((op.MUL_C, p))
+        else:
+            top = _push(op.PUSH_CONST, p)
+        if denominator:
+            bottom = _chain(op.MUL, denominator)
+            if q != 1.0:
+                bottom = bottom.then((op.MUL_C, q))
+            result = _binary(op.DIV, top, bottom)
+        else:
+            result = top.then((op.DIV_C, q)) if q != 1.0 else top
+        return result.then((op.NEG, 0.0)) if negate else result
+
+    def _pow(self, base: se.Basic, exponent: se.Basic) -> _Code:
+        if base == se.E:
+            return self.emit(exponent).then((op.EXP, 0.0))
+        if exponent.free_symbols:
+            return _binary(op.POW, self.emit(base), self.emit(exponent))
+        code = self.emit(base)
+        if exponent == se.Rational(1, 3):
+            return code.then((op.CBRT, 0.0))
+        if exponent == se.Rational(-1, 3):
+            return code.then((op.CBRT, 0.0), (op.RDIV_C, 1.0))
+        value = _constant_value(exponent)
+        if value == 0.5:
+            return code.then((op.SQRT, 0.0))
+        if value == -0.5:
+            return code.then((op.SQRT, 0.0), (op.RDIV_C, 1.0))
+        n = _small_int(value)
+        if n == 1:
+            return code
+        if n == -1:
+            return code.then((op.RDIV_C, 1.0))
+        if n is not None:
+            return code.then((op.POWI, float(n)))
+        return code.then((op.POW_C, value))
