@@ -1,0 +1,321 @@
+"""Sweeps (SPEC §5): read Parquet, CSV, JSONL or a directory tree as batches of normalised rows.
+
+Every batch is a Polars frame with the columns `config` (str), `run` (Int64), `task` (str),
+`phenomenal`, `mechanism`, `probes` (str or null), followed by every other column of the
+input unchanged. Inputs are streamed, so memory stays bounded by the batch size.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+__all__ = ["SweepError", "REQUIRED", "COLUMNS", "FORMATS", "read_sweep", "sweep_digest", "run_index"]
+
+REQUIRED = ("config", "task")
+COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
+TEXT_COLUMNS = ("phenomenal", "mechanism", "probes")
+FORMATS = (".parquet", ".csv", ".jsonl", ".ndjson")
+SUBMISSION_FILE, PROBES_FILE = "submission.txt", "probes.txt"
+_RUN_PATTERN = r"^[A-Za-z_-]*([0-9]+)$"  # "0", "run-2", "run3", "r_4"
+_RUN_RE = re.compile(_RUN_PATTERN)
+_CSV_BLOCK = 4 << 20
+
+
+class SweepError(ValueError):
+    """An unusable sweep: missing path, unknown format, missing required column, no rows."""
+
+
+def run_index(label: str) -> int | None:
+    """The run index in a run label ('0', 'run-2', 'run3' -> 0, 2, 3), or None if it has none."""
+    match = _RUN_RE.match(label.strip())
+    return int(match.group(1)) if match else None
+
+
+# --- cell values --------------------------------------------------------------------------
+
+def _equations_text(value) -> str | None:
+    """A phenomenal or mechanism cell as text: a list of equations is joined by newlines."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        value = "\n".join(str(item) for item in value if item is not None)
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if text.strip() else None
+
+
+def _probes_text(value) -> str | None:
+    """A probes cell as text: a mapping becomes a JSON object (sorted keys, null answers dropped)."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"}
+                                       for item in value):
+        value = {item["key"]: item["value"] for item in value}  # an Arrow map
+    if isinstance(value, dict):
+        answers = {str(name): answer for name, answer in value.items() if answer is not None}
+        return json.dumps(answers, sort_keys=True, ensure_ascii=False) if answers else None
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if text.strip() else None
+
+
+# --- normalisation -------------------------------------------------------------------------
+
+def _check_columns(names: Iterable[str], source) -> None:
+    if missing := [name for name in REQUIRED if name not in names]:
+        raise SweepError(f"{source}: missing required column(s) {', '.join(missing)}")
+
+
+def _labels(series: pl.Series, source) -> pl.Series:
+    if series.dtype == pl.String:
+        return series
+    try:
+        return series.cast(pl.String)
+    except pl.exceptions.PolarsError:
+        raise SweepError(f"{source}: column {series.name} must hold text, got {series.dtype}") from None
+
+
+def _runs(series: pl.Series | None, height: int, source) -> pl.Series:
+    if series is None or series.dtype == pl.Null:
+        return pl.Series("run", [0] * height, dtype=pl.Int64)
+    if series.dtype == pl.String:
+        runs = series.str.strip_chars().str.extract(_RUN_PATTERN, 1).cast(pl.Int64)
+        bad = series.filter(series.is_not_null() & runs.is_null())
+    elif series.dtype.is_integer():
+        runs, bad = series.cast(pl.Int64), series.clear()
+    elif series.dtype.is_float():
+        runs = series.cast(pl.Int64, strict=False)
+        bad = series.filter(series.is_not_null() & (runs.is_null() | (runs.cast(pl.Float64) != series)))
+    else:
+        raise SweepError(f"{source}: column run must hold integers, got {series.dtype}")
+    if bad.len():
+        raise SweepError(f"{source}: column run holds {bad[0]!r}, not a run index")
+    return runs.fill_null(0).alias("run")
+
+
+def _texts(frame: pl.DataFrame, name: str, convert: Callable) -> pl.Series:
+    if name not in frame.columns:
+        return pl.Series(name, [None] * frame.height, dtype=pl.String)
+    series = frame[name]
+    if series.dtype == pl.String:  # blank text counts as absent
+        return pl.select(pl.when(series.str.strip_chars() != "").then(series)).to_series().alias(name)
+    return pl.Series(name, [convert(value) for value in series.to_list()], dtype=pl.String)
+
+
+def _normalise(frame: pl.DataFrame, source) -> pl.DataFrame:
+    """Give a frame of sweep rows the normalised columns, then its other columns unchanged."""
+    _check_columns(frame.columns, source)
+    columns = [
+        _labels(frame["config"], source),
+        _runs(frame["run"] if "run" in frame.columns else None, frame.height, source),
+        _labels(frame["task"], source),
+        _texts(frame, "phenomenal", _equations_text),
+        _texts(frame, "mechanism", _equations_text),
+        _texts(frame, "probes", _probes_text),
+    ]
+    return pl.DataFrame([*columns, *(frame[name] for name in frame.columns if name not in COLUMNS)])
+
+
+# --- readers: each returns an iterator of raw frames, after checking what it can up front ---
+
+def _parquet_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise SweepError(f"{path}: not a readable Parquet file: {exc}") from None
+    _check_columns(parquet.schema_arrow.names, path)
+
+    def frames():
+        with parquet:
+            for batch in parquet.iter_batches(batch_size=batch_size):
+                yield pl.from_arrow(batch)
+    return frames()
+
+
+def _open_csv(path: Path, column_types: dict) -> pa_csv.CSVStreamingReader:
+    return pa_csv.open_csv(
+        path,
+        read_options=pa_csv.ReadOptions(block_size=_CSV_BLOCK),
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True),  # mechanisms span lines
+        convert_options=pa_csv.ConvertOptions(column_types=column_types, strings_can_be_null=True),
+    )
+
+
+def _csv_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
+    if path.stat().st_size == 0:
+        raise SweepError(f"{path}: empty sweep (no header, no rows)")
+    labels = dict.fromkeys(COLUMNS, pa.string())  # run too: 'run-2' is a label
+    try:
+        reader = _open_csv(path, labels)
+        # a column empty in the first block would be typed null and fail later: read it as text
+        empty = {field.name: pa.string() for field in reader.schema if pa.types.is_null(field.type)}
+        if empty:
+            reader.close()
+            reader = _open_csv(path, labels | empty)
+    except (pa.ArrowException, OSError) as exc:
+        raise SweepError(f"{path}: not a readable CSV file: {exc}") from None
+    _check_columns(reader.schema.names, path)
+
+    def frames():
+        with reader:
+            try:
+                for batch in reader:
+                    yield pl.from_arrow(batch)
+            except pa.ArrowException as exc:
+                raise SweepError(f"{path}: unreadable CSV: {exc}") from None
+    return frames()
+
+
+def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
+    def row(line: str, number: int) -> dict:
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SweepError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise SweepError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+        for name, convert in (("phenomenal", _equations_text), ("mechanism", _equations_text),
+                              ("probes", _probes_text)):
+            if name in value:
+                value[name] = convert(value[name])
+        return value
+
+    def frames():
+        rows: list[dict] = []
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    rows.append(row(line, number))
+                if len(rows) == batch_size:
+                    yield pl.from_dicts(rows, infer_schema_length=None, strict=False)
+                    rows = []
+        if rows:
+            yield pl.from_dicts(rows, infer_schema_length=None, strict=False)
+    return frames()
+
+
+_TREE_SCHEMA = {"config": pl.String, "run": pl.Int64, "task": pl.String,
+                "phenomenal": pl.String, "mechanism": pl.String, "probes": pl.String}
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _read_text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8", errors="replace").strip() if path.is_file() else None
+
+
+def _submission_row(text: str | None) -> dict:
+    """submission.txt: one equation a line or ';'-separated; one equation is a phenomenal law."""
+    equations = [part.strip() for line in (text or "").splitlines() for part in line.split(";")]
+    equations = [equation for equation in equations if equation]
+    if len(equations) == 1:
+        return {"phenomenal": equations[0], "mechanism": None}
+    return {"phenomenal": None, "mechanism": "\n".join(equations) or None}
+
+
+def _tree_rows(root: Path) -> Iterator[dict]:
+    for config_dir in _subdirs(root):
+        for run_dir in _subdirs(config_dir):
+            run = run_index(run_dir.name)
+            if run is None:
+                raise SweepError(f"{run_dir}: run folder name has no run index (expected e.g. 0, run-2, run3)")
+            for folder, subfolders, files in os.walk(run_dir):
+                subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+                if SUBMISSION_FILE not in files and PROBES_FILE not in files:
+                    continue
+                folder = Path(folder)
+                if folder == run_dir:
+                    raise SweepError(f"{folder}: submission files must sit in a task folder below the run folder")
+                yield {"config": config_dir.name, "run": run, "task": folder.relative_to(run_dir).as_posix(),
+                       **_submission_row(_read_text(folder / SUBMISSION_FILE)),
+                       "probes": _probes_text(_read_text(folder / PROBES_FILE))}
+
+
+def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
+    rows: list[dict] = []
+    for row in _tree_rows(root):
+        rows.append(row)
+        if len(rows) == batch_size:
+            yield pl.DataFrame(rows, schema=_TREE_SCHEMA)
+            rows = []
+    if rows:
+        yield pl.DataFrame(rows, schema=_TREE_SCHEMA)
+
+
+_READERS = {".parquet": _parquet_frames, ".csv": _csv_frames, ".jsonl": _jsonl_frames, ".ndjson": _jsonl_frames}
+
+
+def _rebatch(frames: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
+    """Regroup frames into frames of exactly `size` rows (the last may be shorter)."""
+    pending: list[pl.DataFrame] = []
+    count = 0
+    for frame in frames:
+        while frame.height:
+            take = min(size - count, frame.height)
+            pending.append(frame.slice(0, take))
+            frame, count = frame.slice(take), count + take
+            if count == size:
+                yield pl.concat(pending, how="vertical_relaxed")
+                pending, count = [], 0
+    if pending:
+        yield pl.concat(pending, how="vertical_relaxed")
+
+
+def _batches(frames: Iterator[pl.DataFrame], batch_size: int, source: Path) -> Iterator[pl.DataFrame]:
+    rows = 0
+    for batch in _rebatch((_normalise(frame, source) for frame in frames), batch_size):
+        rows += batch.height
+        yield batch
+    if rows == 0:
+        raise SweepError(f"{source}: empty sweep (no submissions)")
+
+
+def read_sweep(path: str | Path, *, batch_size: int = 50_000) -> Iterator[pl.DataFrame]:
+    """Stream a sweep (.parquet, .csv, .jsonl/.ndjson, or a SWEEP/<config>/<run>/<task>/ tree)
+    as normalised frames of at most `batch_size` rows.
+
+    The path, format and (for Parquet and CSV) the required columns are checked on the call;
+    other problems raise SweepError while iterating.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    path = Path(path)
+    if not path.exists():
+        raise SweepError(f"{path}: sweep not found")
+    if path.is_dir():
+        frames = _tree_frames(path, batch_size)
+    else:
+        reader = _READERS.get(path.suffix.lower())
+        if reader is None:
+            raise SweepError(f"{path}: unknown sweep format '{path.suffix}'; expected "
+                             f"{', '.join(FORMATS)} or a directory")
+        frames = reader(path, batch_size)
+    return _batches(frames, batch_size, path)
+
+
+def sweep_digest(path: str | Path) -> str:
+    """SHA-256 of a sweep: a file's bytes, or a directory's sorted relative paths with their bytes."""
+    path = Path(path)
+    if not path.exists():
+        raise SweepError(f"{path}: sweep not found")
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(
+        (p for p in path.rglob("*") if p.is_file()), key=lambda p: p.relative_to(path).as_posix())
+    for file in files:
+        if file is not path:
+            relative = file.relative_to(path).as_posix().encode("utf-8")
+            digest.update(len(relative).to_bytes(8, "little") + relative)
+            digest.update(file.stat().st_size.to_bytes(8, "little"))
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
