@@ -1,0 +1,180 @@
+"""Exact symbolic proofs of equality on SymEngine (the first rung of SPEC §4).
+
+``prove_equal(a, b, positive=...)`` tries, cheapest first:
+
+1. ``identical``: the canonical forms are the same object;
+2. ``expand``: ``expand(a - b)`` is zero;
+3. ``rational``: the numerator of ``a - b`` over a common denominator expands to zero;
+4. ``ratio``: ``a / b`` reduces to one the same ways;
+5. ``positive``: both sides rewritten with identities that hold when every base is
+   positive (``(x*y)**r = x**r*y**r``, ``(x**p)**q = x**(p*q)``, ``log(x*y) = log x +
+   log y``, ``log(x**p) = p*log x``, ``log(exp z) = z``, ``exp(p*log x) = x**p``), then
+   steps 2-4 again.  A base counts as positive only when that follows from its form:
+   positive numbers, ``pi``, ``E``, names the domain keeps positive, and sums, products,
+   powers and exponentials of those.
+
+Decimal literals are exact rationals (see ``fastscore.parse``), so floats are
+compared exactly.  Expansion is skipped when its size estimate is too large, so a
+hostile ``(a+b+c)**900`` cannot stall the scorer; such pairs fall to the numeric rung.
+"""
+from __future__ import annotations
+
+from math import comb
+
+import symengine as se
+
+MAX_EXPANDED_TERMS = 20_000
+
+
+def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset()) -> str | None:
+    """Name of the rule that proves ``a == b`` exactly, or None when no rule does."""
+    if a == b:
+        return "identical"
+    rule = _zero_rule(a, b)
+    if rule is None and positive:
+        a2, b2 = rewrite_positive(a, positive), rewrite_positive(b, positive)
+        if a2 == b2 or _zero_rule(a2, b2) is not None:
+            rule = "positive"
+    return rule
+
+
+def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
+    difference = a - b
+    if _expands_to_zero(difference):
+        return "expand"
+    numerator, _ = difference.as_numer_denom()
+    if _expands_to_zero(numerator):
+        return "rational"
+    if b != 0:
+        ratio_numerator, ratio_denominator = (a / b).as_numer_denom()
+        if _expands_to_zero(ratio_numerator - ratio_denominator):
+            return "ratio"
+    return None
+
+
+def _expands_to_zero(expr: se.Basic) -> bool:
+    if expr.is_zero:
+        return True
+    if expansion_size(expr) > MAX_EXPANDED_TERMS:
+        return False
+    return bool(se.expand(expr).is_zero)
+
+
+def expansion_size(expr: se.Basic) -> int:
+    """Upper estimate of the number of terms ``se.expand(expr)`` produces."""
+    kind = type(expr).__name__
+    if kind == "Add":
+        return sum(expansion_size(a) for a in expr.args)
+    if kind == "Mul":
+        size = 1
+        for factor in expr.args:
+            size *= expansion_size(factor)
+            if size > MAX_EXPANDED_TERMS:
+                break
+        return size
+    if kind == "Pow":
+        base, exponent = expr.args
+        n = _small_integer(exponent)
+        if n is not None and n > 1:
+            terms = expansion_size(base)
+            return comb(n + terms - 1, terms - 1) if terms > 1 else 1
+        return 1
+    return 1
+
+
+def _small_integer(expr: se.Basic) -> int | None:
+    if type(expr).__name__ in ("Integer", "One", "Zero", "NegativeOne"):
+        return abs(int(expr))
+    return None
+
+
+def is_positive(expr: se.Basic, positive: frozenset[str]) -> bool:
+    """True when ``expr > 0`` follows from its form and the positive names."""
+    kind = type(expr).__name__
+    if kind == "Symbol":
+        return expr.name in positive
+    if kind in ("Integer", "Rational", "Half", "One", "RealDouble", "RealMPFR"):
+        return float(expr) > 0
+    if kind in ("Pi", "Exp1"):
+        return True
+    if kind in ("Add", "Mul"):
+        return all(is_positive(a, positive) for a in expr.args)
+    if kind == "Pow":
+        base, exponent = expr.args
+        if type(base).__name__ == "Exp1":
+            return not exponent.free_symbols or _is_real_form(exponent, positive)
+        return is_positive(base, positive) and _is_real_form(exponent, positive)
+    return False
+
+
+def _is_real_form(expr: se.Basic, positive: frozenset[str]) -> bool:
+    """Conservative: a rational number, or built from positive quantities by + - * /."""
+    if not expr.free_symbols:
+        return type(expr).__name__ in ("Integer", "Rational", "Half", "One", "Zero", "NegativeOne")
+    kind = type(expr).__name__
+    if kind == "Symbol":
+        return expr.name in positive
+    if kind in ("Add", "Mul"):
+        return all(_is_real_form(a, positive) for a in expr.args)
+    if kind == "Pow":
+        return is_positive(expr, positive)
+    if kind == "log":
+        return is_positive(expr.args[0], positive)
+    return False
+
+
+def rewrite_positive(expr: se.Basic, positive: frozenset[str]) -> se.Basic:
+    """Apply power/log/exp identities that hold for positive bases, bottom-up."""
+    if not expr.args:
+        return expr
+    args = [rewrite_positive(a, positive) for a in expr.args]
+    kind = type(expr).__name__
+    if kind == "Pow":
+        return _rewrite_pow(args[0], args[1], positive)
+    if kind == "log":
+        return _rewrite_log(args[0], positive)
+    if kind == "Add":
+        return se.Add(*args)
+    if kind == "Mul":
+        return se.Mul(*args)
+    return expr.func(*args)
+
+
+def _rewrite_pow(base: se.Basic, exponent: se.Basic, positive: frozenset[str]) -> se.Basic:
+    kind = type(base).__name__
+    if kind == "Exp1":
+        return se.Mul(*[_exp_of_term(t, positive) for t in _terms(exponent)])
+    if kind == "Mul" and all(is_positive(f, positive) for f in base.args):
+        return se.Mul(*[_rewrite_pow(f, exponent, positive) for f in base.args])
+    if kind == "Pow" and is_positive(base.args[0], positive):
+        inner_base, inner_exponent = base.args
+        return _rewrite_pow(inner_base, se.expand(inner_exponent * exponent), positive)
+    return base ** exponent
+
+
+def _exp_of_term(term: se.Basic, positive: frozenset[str]) -> se.Basic:
+    """``exp(c*log(x))`` → ``x**c`` for positive x; other terms stay ``exp(term)``."""
+    factors = term.args if type(term).__name__ == "Mul" else (term,)
+    logs = [f for f in factors if type(f).__name__ == "log" and is_positive(f.args[0], positive)]
+    if len(logs) == 1:
+        rest = se.Mul(*[f for f in factors if f != logs[0]])
+        if not rest.free_symbols:
+            return _rewrite_pow(logs[0].args[0], rest, positive)
+    return se.exp(term)
+
+
+def _rewrite_log(argument: se.Basic, positive: frozenset[str]) -> se.Basic:
+    kind = type(argument).__name__
+    if kind == "Mul" and all(is_positive(f, positive) for f in argument.args):
+        return se.Add(*[_rewrite_log(f, positive) for f in argument.args])
+    if kind == "Pow":
+        base, exponent = argument.args
+        if type(base).__name__ == "Exp1" and _is_real_form(exponent, positive):
+            return exponent
+        if is_positive(base, positive):
+            return exponent * _rewrite_log(base, positive)
+    return se.log(argument)
+
+
+def _terms(expr: se.Basic) -> tuple[se.Basic, ...]:
+    return expr.args if type(expr).__name__ == "Add" else (expr,)

@@ -1,0 +1,265 @@
+"""Score one problem's batch of submissions: a pure function of (reference, rows,
+settings) that every executor calls, so every executor gives identical tables.
+
+Per row: parse the phenomenal formula, or solve the mechanism for its derived law
+(``fastscore.solve``); evaluate every distinct candidate once, in one batch through
+the compiled kernels, at the reference's points (domain sample + splits); judge
+equivalence (``fastscore.equivalence``); compute split metrics; score probe answers.
+Identical submissions (same text, or same canonical expression) are scored once.
+A bad submission becomes a row with its ``status`` and ``error``.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import symengine as se
+
+from fastscore.equivalence import Verdict, judge
+from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
+from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
+from fastscore.reference import Reference, read_expression
+from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.solve import SolveError, solve_mechanism
+
+SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
+SUBMISSION_COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
+
+
+@dataclass
+class _Candidate:
+    """A parsed (and, for mechanisms, solved) submission, before evaluation."""
+
+    kind: str | None = None
+    expr: se.Basic | None = None
+    error: str | None = None
+    status: str = "ok"
+    equations: tuple = ()
+    solution: object = None
+    seconds: float = 0.0
+    nodes: tuple[int, ...] = field(default_factory=tuple)
+
+
+def score_task(reference: Reference, rows: Sequence[Mapping], *,
+               settings: Settings = DEFAULT_SETTINGS) -> tuple[list[dict], list[dict]]:
+    """Score submissions to one problem: returns (score rows, probe rows)."""
+    candidates: dict[tuple, _Candidate] = {}
+    for row in rows:
+        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
+        if key not in candidates:
+            candidates[key] = _build_candidate(reference, *key, settings=settings)
+    answers = {}
+    for row in rows:
+        answers.setdefault(_text(row.get("probes")), None)
+    answers = {text: _parse_answers(reference, text) for text in answers}
+
+    expressions = _distinct_expressions(
+        [c.expr for c in candidates.values() if c.expr is not None]
+        + [e for parsed in answers.values() for e in parsed[0].values() if isinstance(e, se.Basic)])
+    values = _evaluate(reference, expressions)
+    law_outcomes = {key: _judge_law(reference, c, values, settings) for key, c in candidates.items()}
+    probe_outcomes: dict[tuple[str, str], Verdict] = {}
+
+    score_rows, probe_rows = [], []
+    for row in rows:
+        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
+        candidate, outcome = candidates[key], law_outcomes[key]
+        parsed, answers_error = answers[_text(row.get("probes"))]
+        probe_results = []
+        for name, expected in reference.probes.items():
+            answer = parsed.get(name)
+            verdict = _judge_probe(reference, name, answer, answers_error, values, probe_outcomes, settings)
+            probe_results.append(verdict)
+            probe_rows.append({**_identity(row), "probe": name,
+                               "answer": None if answer is None else str(answer),
+                               "probe_equivalent": verdict.equivalent, "probe_verdict": verdict.provenance,
+                               "probe_reason": verdict.reason,
+                               "probe_counterexample": _json(verdict.counterexample)})
+        score_rows.append(_score_row(reference, row, candidate, outcome, probe_results))
+    return score_rows, probe_rows
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), sort_keys=True)
+    text = str(value).strip()
+    return text or None
+
+
+def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None, *,
+                     settings: Settings) -> _Candidate:
+    started = time.perf_counter()
+    problem = reference.problem
+    try:
+        if mechanism is not None:
+            candidate = _solve(reference, mechanism, settings)
+        elif phenomenal is not None:
+            expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns)
+            candidate = _Candidate(kind="phenomenal", expr=expr.subs(reference.constants), nodes=(count_nodes(expr),))
+        else:
+            candidate = _Candidate(status="parse_error", error="empty submission: no phenomenal formula or mechanism")
+    except ParseError as error:
+        candidate = _Candidate(status="parse_error", error=str(error))
+    except SolveError as error:
+        candidate = _Candidate(kind="mechanism", status="solve_error", error=str(error))
+    except ValueError as error:
+        candidate = _Candidate(status="parse_error", error=str(error))
+    candidate.seconds = time.perf_counter() - started
+    return candidate
+
+
+def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candidate:
+    problem = reference.problem
+    names = (*reference.knowns, problem.target.name)
+    equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
+    equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
+    solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
+                               points=_points(reference), budget=settings.solve_budget)
+    nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
+    return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
+                      solution=solution, nodes=nodes)
+
+
+def _parse_answers(reference: Reference, text: str | None) -> tuple[dict, str | None]:
+    """Probe answers of a row: {probe: expression or error text}, and a row-level error."""
+    if text is None:
+        return {}, None
+    try:
+        raw = parse_probe_answers(text)
+    except ParseError as error:
+        return {}, str(error)
+    parsed = {}
+    for name, answer in raw.items():
+        try:
+            parsed[name] = read_expression(answer, target=name, names=reference.knowns).subs(reference.constants)
+        except ValueError as error:
+            parsed[name] = f"parse error: {error}"
+    return parsed, None
+
+
+def _distinct_expressions(expressions: Iterable[se.Basic]) -> dict[str, se.Basic]:
+    distinct = {}
+    for expr in expressions:
+        distinct.setdefault(str(expr), expr)
+    return distinct
+
+
+def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict[str, np.ndarray | str]:
+    """Values of every distinct expression at the reference points (one kernel batch);
+    an expression the kernel cannot compile maps to its error text."""
+    tapes, keys, values = [], [], {}
+    for key, expr in expressions.items():
+        try:
+            tapes.append(compile_tape(expr, reference.domain.names))
+            keys.append(key)
+        except UnsupportedExpression as error:
+            values[key] = f"cannot evaluate: {error}"
+    if tapes:
+        matrix = evaluate(tapes, reference.domain.points)
+        values.update(zip(keys, matrix))
+    return values
+
+
+@dataclass(frozen=True)
+class _LawOutcome:
+    verdict: Verdict | None = None
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _judge_law(reference: Reference, candidate: _Candidate, values, settings: Settings) -> _LawOutcome:
+    if candidate.status != "ok":
+        return _LawOutcome()
+    if candidate.expr is not None:
+        predicted = values[str(candidate.expr)]
+    else:
+        predicted = candidate.solution.values([reference.problem.target.name], _points(reference))[
+            reference.problem.target.name]
+    if isinstance(predicted, str):
+        return _LawOutcome(error=predicted)
+    verdict = judge(candidate.expr, reference.law.expr, candidate_values=predicted,
+                    reference_values=reference.law.values, domain=reference.domain,
+                    settings=settings, reference_mp=reference.law.mp)
+    metrics = {}
+    for prefix, split in SCORED_SPLITS.items():
+        observed = reference.observed(split)
+        result = split_metrics(predicted[reference.columns(split)], observed)
+        for name in METRICS:
+            metrics[f"{prefix}_{name}"] = float(result[name])
+        metrics[f"{prefix}_acc"] = bool(accuracy(result["max_rel_err"], tol=settings.acc_tol))
+    return _LawOutcome(verdict=verdict, metrics=metrics)
+
+
+def _points(reference: Reference) -> dict[str, np.ndarray]:
+    return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
+
+
+def _judge_probe(reference, name, answer, answers_error, values, cache, settings) -> Verdict:
+    if answers_error is not None:
+        return Verdict("undecided", f"probe answers unreadable: {answers_error}")
+    if answer is None:
+        return Verdict("undecided", "no answer")
+    if isinstance(answer, str):
+        return Verdict("undecided", answer)
+    key = (name, str(answer))
+    if key not in cache:
+        predicted = values[str(answer)]
+        expected = reference.probes[name]
+        cache[key] = (Verdict("undecided", predicted) if isinstance(predicted, str) else
+                      judge(answer, expected.expr, candidate_values=predicted, reference_values=expected.values,
+                            domain=reference.domain, settings=settings, reference_mp=expected.mp))
+    return cache[key]
+
+
+def _identity(row: Mapping) -> dict:
+    return {"config": row["config"], "run": row["run"], "task": row["task"]}
+
+
+def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcome: _LawOutcome,
+               probe_results: list[Verdict]) -> dict:
+    problem = reference.problem
+    status, error = candidate.status, candidate.error
+    if status == "ok" and outcome.error is not None:
+        status, error = "eval_error", outcome.error
+    verdict = outcome.verdict
+    n_probes = len(reference.probes)
+    n_correct = sum(v.equivalent for v in probe_results)
+    nodes = candidate.nodes
+    out = {
+        **_identity(row),
+        "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
+        "status": status, "error": error, "kind": candidate.kind,
+        "p_equivalent": bool(verdict is not None and verdict.equivalent),
+        "p_verdict": None if verdict is None else verdict.provenance,
+        "p_reason": None if verdict is None else verdict.reason,
+        "p_counterexample": None if verdict is None else _json(verdict.counterexample),
+        "derived_formula": None if candidate.expr is None else str(candidate.expr),
+        "m_correct": None if n_probes == 0 else n_correct == n_probes,
+        "n_probes": n_probes, "n_probes_correct": n_correct,
+        "complexity_mean": float(np.mean(nodes)) if nodes else None,
+        "complexity_max": max(nodes) if nodes else None,
+        "complexity_total": sum(nodes) if nodes else None,
+        "parse_solve_seconds": candidate.seconds,
+    }
+    for prefix in SCORED_SPLITS:
+        out[f"{prefix}_acc"] = bool(outcome.metrics.get(f"{prefix}_acc", False))
+        for name in METRICS:
+            out[f"{prefix}_{name}"] = outcome.metrics.get(f"{prefix}_{name}")
+    for key, value in row.items():
+        if key not in SUBMISSION_COLUMNS and key not in out:
+            out[key] = value
+    return out
+
+
+def _json(value) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def count_nodes(expr: se.Basic) -> int:
+    """Size of an expression tree (every node counted once per occurrence)."""
+    return 1 + sum(count_nodes(a) for a in expr.args)

@@ -1,0 +1,106 @@
+"""Output tables (SPEC §6): the expected grid, scores, probes, summary and strata.
+
+Every rate is computed per (config, run) over a fixed task denominator, then
+averaged over runs; ``*_std`` is the standard deviation over runs (0 for one run).
+- ``sa_p``: share of tasks whose phenomenal law is equivalent (missing = failed);
+- ``sa_m``: share of tasks with probes whose probes are all equivalent;
+- ``cond_fail``: P(m_correct = false | p_equivalent = true), over tasks with probes and
+  an equivalent law (null when a run has none);
+- ``acc_id`` / ``acc_ood``: share of tasks with max relative error <= acc_tol.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import polars as pl
+
+from fastscore.kernels import METRICS
+
+STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
+RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
+STRATA = ("domain", "family", "n_mutations", "variant_only")
+
+SCORE_SCHEMA = {
+    "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8,
+    "family": pl.Utf8, "domain": pl.Utf8, "n_mutations": pl.Int64,
+    "status": pl.Utf8, "error": pl.Utf8, "kind": pl.Utf8,
+    "p_equivalent": pl.Boolean, "p_verdict": pl.Utf8, "p_reason": pl.Utf8, "p_counterexample": pl.Utf8,
+    "derived_formula": pl.Utf8,
+    "id_acc": pl.Boolean, "ood_acc": pl.Boolean,
+    **{f"{split}_{m}": pl.Float64 for split in ("id", "ood") for m in METRICS},
+    "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64,
+    "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
+    "parse_solve_seconds": pl.Float64,
+}
+PROBE_SCHEMA = {
+    "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
+    "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,
+    "probe_counterexample": pl.Utf8,
+}
+
+
+def missing_row(config: str, run: int, task: str, *, family, domain, n_mutations, n_probes: int) -> dict:
+    """The row of a grid cell that has no submission: counted as failed."""
+    return {"config": config, "run": run, "task": task, "family": family, "domain": domain,
+            "n_mutations": n_mutations, "status": "missing", "error": "no submission",
+            "p_equivalent": False, "id_acc": False, "ood_acc": False,
+            "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0}
+
+
+def frame(rows: Iterable[Mapping], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Rows → DataFrame with the documented columns first, in schema order; extra
+    columns (carried through from the sweep) keep their inferred types."""
+    rows = list(rows)
+    extras: dict[str, None] = {}
+    for row in rows:
+        extras.update((k, None) for k in row if k not in schema)
+    df = pl.DataFrame(rows, schema_overrides=dict(schema), infer_schema_length=None) if rows else \
+        pl.DataFrame(schema=dict(schema))
+    for name, dtype in schema.items():
+        if name not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=dtype).alias(name))
+    return df.select([*schema, *extras]).sort("config", "run", "task", *(["probe"] if "probe" in schema else []))
+
+
+def _rates() -> list[pl.Expr]:
+    has_probes = pl.col("n_probes") > 0
+    return [
+        pl.col("p_equivalent").fill_null(False).mean().alias("sa_p"),
+        pl.col("m_correct").filter(has_probes).fill_null(False).mean().alias("sa_m"),
+        (~pl.col("m_correct").fill_null(False)).filter(has_probes & pl.col("p_equivalent")).mean().alias("cond_fail"),
+        pl.col("id_acc").fill_null(False).mean().alias("acc_id"),
+        pl.col("ood_acc").fill_null(False).mean().alias("acc_ood"),
+        pl.len().alias("n_tasks"),
+    ]
+
+
+def _over_runs(per_run: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    aggregations = [pl.col("n_tasks").max().alias("n_tasks"), pl.len().alias("n_runs")]
+    for rate in RATES:
+        aggregations += [pl.col(rate).mean().alias(rate), pl.col(rate).std(ddof=0).alias(f"{rate}_std")]
+    return per_run.group_by(*keys).agg(aggregations).sort(*keys)
+
+
+def summary(scores: pl.DataFrame) -> pl.DataFrame:
+    """Per config: rates over the fixed task denominator, averaged over runs."""
+    per_run = scores.group_by("config", "run").agg(_rates())
+    return _over_runs(per_run, ["config"])
+
+
+def strata(scores: pl.DataFrame) -> pl.DataFrame:
+    """The summary's rates by config × stratum (long format: ``stratum``, ``value``)."""
+    frames = []
+    with_variant = scores.with_columns(
+        pl.when(pl.col("n_mutations") > 0).then(pl.lit("variant")).otherwise(None).alias("variant_only"))
+    for stratum in STRATA:
+        sub = with_variant.filter(pl.col(stratum).is_not_null())
+        if sub.is_empty():
+            continue
+        sub = sub.with_columns(pl.col(stratum).cast(pl.Utf8).alias("value"))
+        per_run = sub.group_by("config", "run", "value").agg(_rates())
+        frames.append(_over_runs(per_run, ["config", "value"]).with_columns(pl.lit(stratum).alias("stratum")))
+    if not frames:
+        return pl.DataFrame(schema={"config": pl.Utf8, "stratum": pl.Utf8, "value": pl.Utf8})
+    out = pl.concat(frames, how="diagonal_relaxed")
+    return out.select("config", "stratum", "value", pl.exclude("config", "stratum", "value")).sort(
+        "config", "stratum", "value")
