@@ -22,10 +22,9 @@ __all__ = ["SweepError", "REQUIRED", "COLUMNS", "FORMATS", "read_sweep", "sweep_
 
 REQUIRED = ("config", "task")
 COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
-TEXT_COLUMNS = ("phenomenal", "mechanism", "probes")
 FORMATS = (".parquet", ".csv", ".jsonl", ".ndjson")
 SUBMISSION_FILE, PROBES_FILE = "submission.txt", "probes.txt"
-_RUN_PATTERN = r"^[A-Za-z_-]*([0-9]+)$"  # "0", "run-2", "run3", "r_4"
+_RUN_PATTERN = r"^(?:[A-Za-z][A-Za-z_-]*)?([0-9]+)$"  # "0", "run-2", "run3", "r_4"
 _RUN_RE = re.compile(_RUN_PATTERN)
 _CSV_BLOCK = 4 << 20
 
@@ -64,6 +63,9 @@ def _probes_text(value) -> str | None:
         return json.dumps(answers, sort_keys=True, ensure_ascii=False) if answers else None
     text = value if isinstance(value, str) else json.dumps(value)
     return text if text.strip() else None
+
+
+_TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text}
 
 
 # --- normalisation -------------------------------------------------------------------------
@@ -116,9 +118,7 @@ def _normalise(frame: pl.DataFrame, source) -> pl.DataFrame:
         _labels(frame["config"], source),
         _runs(frame["run"] if "run" in frame.columns else None, frame.height, source),
         _labels(frame["task"], source),
-        _texts(frame, "phenomenal", _equations_text),
-        _texts(frame, "mechanism", _equations_text),
-        _texts(frame, "probes", _probes_text),
+        *(_texts(frame, name, convert) for name, convert in _TEXT_COLUMNS.items()),
     ]
     return pl.DataFrame([*columns, *(frame[name] for name in frame.columns if name not in COLUMNS)])
 
@@ -181,8 +181,7 @@ def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
             raise SweepError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
         if not isinstance(value, dict):
             raise SweepError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
-        for name, convert in (("phenomenal", _equations_text), ("mechanism", _equations_text),
-                              ("probes", _probes_text)):
+        for name, convert in _TEXT_COLUMNS.items():
             if name in value:
                 value[name] = convert(value[name])
         return value

@@ -110,7 +110,7 @@ def test_missing_run_values_are_zero_and_labels_give_their_index(tmp_path):
 
 def test_run_index_rule():
     assert [run_index(label) for label in ("0", "1", "run-2", "run3", "r_12", " 4 ")] == [0, 1, 2, 3, 12, 4]
-    assert [run_index(label) for label in ("notes", "1.0", "run-", "2a")] == [None, None, None, None]
+    assert [run_index(label) for label in ("notes", "1.0", "run-", "2a", "-1")] == [None] * 5
 
 
 def test_probes_mapping_becomes_sorted_json_text(tmp_path):
