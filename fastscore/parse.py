@@ -1,0 +1,630 @@
+"""The whitelisted parser (SPEC §8): untrusted text -> SymEngine expressions.
+
+Submissions are written by programs we do not trust, so no text ever reaches
+``eval``, ``exec``, ``sympify`` or ``parse_expr``.  A hand-written tokenizer and a
+recursive-descent parser build SymEngine objects directly from a fixed grammar::
+
+    sum     := product (('+' | '-') product)*
+    product := unary (('*' | '/') unary)*
+    unary   := ('+' | '-') unary | power
+    power   := atom (('**' | '^') unary)?        # right-associative; -x**2 = -(x**2)
+    atom    := NUMBER | NAME | NAME '(' sum (',' sum)* ')' | '(' sum ')'
+
+* Numbers: ``12``, ``1.5``, ``.5``, ``1e-3``, ``6.022E23``.  Integers become
+  ``se.Integer``; decimal and scientific literals become the *exact* rational of
+  their decimal text (``0.1`` is 1/10, ``x**0.5`` is ``sqrt(x)``).
+* Names: ASCII letters, digits and ``_`` plus Unicode letters (``π``, ``ρ``), not
+  starting with a digit.  A declared name always means the declared quantity, even
+  ``I``, ``E``, ``S``, ``N``, ``gamma`` or ``pi``.  Undeclared ``pi``/``π`` mean
+  ``se.pi``; any other undeclared name is an error unless ``allow_new_names``.
+* Calls: only the functions of ``FUNCTIONS``.
+* Nothing else: no implicit multiplication, attributes, subscripts, strings,
+  keywords or commas outside calls.
+
+Every violation, including each limit of ``Limits``, raises ``ParseError`` whose
+text is one human-readable line.  Results are real and finite: division by zero,
+``log(0)``, ``sqrt(-1)`` and other complex or infinite constants are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from types import MappingProxyType
+
+import symengine as se
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "FUNCTIONS",
+    "Limits",
+    "ParseError",
+    "free_names",
+    "parse_equation",
+    "parse_expression",
+    "parse_probe_answers",
+    "split_equations",
+    "symbol",
+]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on the work one submission can cause."""
+
+    max_chars: int = 4000  # characters per expression or equation text
+    max_nodes: int = 1000  # AST nodes (numbers, names, operators, calls)
+    max_depth: int = 64  # nesting: parentheses, calls, unary signs, power exponents
+    max_exponent: float = 1000  # |numeric exponent| allowed in a**b
+    max_equations: int = 64  # equations per mechanism (and answers per probe set)
+
+
+DEFAULT_LIMITS = Limits()
+
+MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
+MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
+MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
+_LOG10_2 = math.log10(2)
+_MPFR_BITS = 64  # precision of the fallback check of constants too large for float64
+
+
+class ParseError(ValueError):
+    """Text that is not a valid expression; ``str(error)`` is one human-readable line.
+
+    ``column`` is the 1-based column of the offending text, when meaningful.
+    """
+
+    def __init__(self, message: str, column: int | None = None):
+        super().__init__(message)
+        self.column = column
+
+
+def symbol(name: str) -> se.Symbol:
+    """The one way a name becomes a symbol."""
+    return se.Symbol(name)
+
+
+_ONE_THIRD = se.Rational(1, 3)
+
+
+def _cbrt(x):
+    """Principal cube root, ``x**(1/3)``."""
+    return se.Pow(x, _ONE_THIRD)
+
+
+def _log10(x):
+    return se.log(x, 10)
+
+
+def _log2(x):
+    return se.log(x, 2)
+
+# name -> (SymEngine callable, allowed argument counts)
+_FUNCTION_TABLE = {
+    "sqrt": (se.sqrt, (1,)),
+    "cbrt": (_cbrt, (1,)),
+    "exp": (se.exp, (1,)),
+    "log": (se.log, (1, 2)),  # log(x) natural; log(x, base) = log(x)/log(base)
+    "ln": (se.log, (1,)),
+    "log10": (_log10, (1,)),
+    "log2": (_log2, (1,)),
+    "sin": (se.sin, (1,)),
+    "cos": (se.cos, (1,)),
+    "tan": (se.tan, (1,)),
+    "asin": (se.asin, (1,)),
+    "arcsin": (se.asin, (1,)),
+    "acos": (se.acos, (1,)),
+    "arccos": (se.acos, (1,)),
+    "atan": (se.atan, (1,)),
+    "arctan": (se.atan, (1,)),
+    "atan2": (se.atan2, (2,)),  # atan2(y, x)
+    "sinh": (se.sinh, (1,)),
+    "cosh": (se.cosh, (1,)),
+    "tanh": (se.tanh, (1,)),
+    "asinh": (se.asinh, (1,)),
+    "acosh": (se.acosh, (1,)),
+    "atanh": (se.atanh, (1,)),
+    "abs": (se.Abs, (1,)),
+    "Abs": (se.Abs, (1,)),
+}
+
+#: The whitelist: function name -> SymEngine callable.  ``log`` takes 1 argument
+#: (natural log) or 2 (``log(x, base)``), ``atan2`` takes 2 (``atan2(y, x)``), every
+#: other function takes 1.  ``cbrt`` is the principal cube root ``x**(1/3)``.
+FUNCTIONS: Mapping[str, object] = MappingProxyType({name: f for name, (f, _) in _FUNCTION_TABLE.items()})
+
+_CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not declared
+
+# --------------------------------------------------------------------------- tokens
+
+_NUMBER, _NAME, _END = "number", "name", "end"
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<space>\s+)
+    | (?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
+    | (?P<name>[^\W\d]\w*)
+    | (?P<op>\*\*|==|[-+*/^(),=])
+    | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_NAME_EXTRA = frozenset("0123456789_")
+_OP_KIND = {"^": "**"}  # '^' is written for power
+
+
+def _require_text(text: object, limits: Limits, what: str) -> str:
+    if not isinstance(text, str):
+        raise ParseError(f"expected {what} text, got {type(text).__name__}")
+    if len(text) > limits.max_chars:
+        raise ParseError(f"{what} is {len(text)} characters long, limit {limits.max_chars}")
+    return text
+
+
+def _bad_name_char(name: str) -> int:
+    """Index of the first character not allowed in a name, or -1."""
+    if name.isascii():
+        return -1
+    for index, char in enumerate(name):
+        if not (char.isalpha() or char in _NAME_EXTRA):
+            return index
+    return -1
+
+
+def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
+    """Tokens ``(kind, text, column)`` ending with an END token."""
+    text = _require_text(text, limits, "expression")
+    tokens = []
+    for match in _TOKEN_RE.finditer(text):
+        group = match.lastgroup
+        if group == "space":
+            continue
+        value = match.group()
+        column = match.start() + 1
+        if group == "op":
+            tokens.append((_OP_KIND.get(value, value), value, column))
+        elif group == "number":
+            tokens.append((_NUMBER, value, column))
+        elif group == "name":
+            bad = _bad_name_char(value)
+            if bad >= 0:
+                raise ParseError(f"unexpected character {value[bad]!r} at column {column + bad}", column + bad)
+            tokens.append((_NAME, value, column))
+        else:
+            raise ParseError(f"unexpected character {value!r} at column {column}", column)
+    if not tokens:
+        raise ParseError("empty expression")
+    tokens.append((_END, "", len(text) + 1))
+    return tokens
+
+
+def _number(text: str, column: int) -> se.Number:
+    """The exact value of a numeric literal (Integer or Rational)."""
+    if text.isdigit() and len(text) <= 18:
+        return se.Integer(int(text))
+    mantissa, _, exponent_text = text.lower().partition("e")
+    if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
+        raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
+    exponent = int(exponent_text) if exponent_text else 0
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    if not digits:
+        return se.Integer(0)
+    if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
+        raise ParseError(f"number at column {column} has more than {MAX_SIGNIFICANT_DIGITS} significant digits", column)
+    # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
+    leading = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + exponent
+    if abs(leading) > MAX_DECIMAL_EXPONENT:
+        raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
+    scale = exponent - len(fraction)
+    if scale >= 0:
+        return se.Integer(int(digits) * 10**scale)
+    return se.Rational(int(digits), 10**-scale)
+
+
+def _short(expr: se.Basic, width: int = 40) -> str:
+    text = str(expr)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _exceeds(number: se.Basic, limit: float) -> bool:
+    """|number| > limit for an exact Integer/Rational (no float overflow)."""
+    p, q = abs(int(number.p)), int(number.q)
+    if q == 1:
+        return p > limit
+    return Fraction(p, q) > limit
+
+
+def _finite_real(expr: se.Basic) -> bool:
+    """Whether a constant expression evaluates to a finite real number."""
+    if expr.is_Rational:
+        return True
+    try:
+        value = float(expr.n(53, real=True))
+        if math.isfinite(value):
+            return True
+        # float64 overflow is not proof: retry in MPFR, which prints NaN/Inf as '@NaN@'/'@Inf@'
+        return "@" not in str(expr.n(_MPFR_BITS, real=True))
+    except (RuntimeError, ValueError, TypeError, OverflowError):  # e.g. I, zoo, nan: "Not Implemented"
+        return False
+
+
+# --------------------------------------------------------------------------- parser
+
+# A parsed value is a tuple (expr, const, bound): ``const`` is true when the value has
+# no free symbols; ``bound`` is an upper bound on |numeric exponent| of any power the
+# value can yield under SymEngine's automatic folding (leaves count 1, products add,
+# powers multiply), so the full tree walk for folded exponents runs only when needed.
+
+
+class _Parser:
+    __slots__ = ("names", "allow_new", "limits", "tokens", "pos", "nodes", "depth")
+
+    def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
+        if isinstance(names, str):
+            raise TypeError("names must be a collection of names, not a string")
+        self.names = names if isinstance(names, (set, frozenset, dict)) else frozenset(names)
+        self.allow_new = allow_new
+        self.limits = limits
+        self.nodes = 0
+
+    def run(self, tokens: list[tuple[str, str, int]]) -> se.Basic:
+        """Parse one complete expression from ``tokens`` (ending with END)."""
+        self.tokens, self.pos, self.depth = tokens, 0, 0
+        try:
+            expr, _, bound = self._sum()
+            token = tokens[self.pos]
+            if token[0] != _END:
+                raise self._unexpected(token)
+            if expr.has(se.zoo, se.nan):
+                raise ParseError("expression is not finite (division by zero or undefined value)")
+            if bound > self.limits.max_exponent:
+                self._audit_exponents(expr)
+            return expr
+        except ParseError:
+            raise
+        except RecursionError:
+            raise ParseError("expression nested too deeply to parse") from None
+        except (RuntimeError, ArithmeticError, ValueError, TypeError) as error:
+            raise ParseError(f"cannot build expression: {error}") from None
+
+    # -- helpers
+
+    def _count(self, column: int) -> None:
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            raise ParseError(f"expression has more than {self.limits.max_nodes} nodes (at column {column})", column)
+
+    def _enter(self, column: int) -> None:
+        self.depth += 1
+        if self.depth > self.limits.max_depth:
+            raise ParseError(f"nesting deeper than {self.limits.max_depth} at column {column}", column)
+
+    def _unexpected(self, token: tuple[str, str, int]) -> ParseError:
+        kind, text, column = token
+        if kind == _END:
+            return ParseError(f"expression ends unexpectedly at column {column}", column)
+        if kind in (_NUMBER, _NAME):
+            return ParseError(f"missing operator before '{text}' at column {column}", column)
+        if kind == "==":
+            return ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
+        if kind == "=":
+            return ParseError(f"'=' is not allowed in an expression (column {column})", column)
+        if kind == ")":
+            return ParseError(f"unmatched ')' at column {column}", column)
+        if kind == ",":
+            return ParseError(f"unexpected ',' at column {column} (commas only separate function arguments)", column)
+        return ParseError(f"unexpected '{text}' at column {column}", column)
+
+    def _expect_close(self, opening: tuple[str, str, int]) -> None:
+        token = self.tokens[self.pos]
+        if token[0] == ")":
+            self.pos += 1
+            return
+        if token[0] == _END:
+            raise ParseError(f"missing ')' for '(' at column {opening[2]}", opening[2])
+        raise self._unexpected(token)
+
+    def _not_real(self, what: str, column: int) -> ParseError:
+        return ParseError(f"{what} at column {column} is not a finite real number", column)
+
+    # -- grammar
+
+    def _sum(self):
+        expr, const, bound = self._product()
+        while True:
+            kind, _, column = self.tokens[self.pos]
+            if kind != "+" and kind != "-":
+                return expr, const, bound
+            self.pos += 1
+            self._count(column)
+            rhs, rhs_const, rhs_bound = self._product()
+            expr = expr + rhs if kind == "+" else expr - rhs
+            const = const and rhs_const
+            bound = max(bound, rhs_bound)
+
+    def _product(self):
+        expr, const, bound = self._unary()
+        while True:
+            kind, _, column = self.tokens[self.pos]
+            if kind != "*" and kind != "/":
+                return expr, const, bound
+            self.pos += 1
+            self._count(column)
+            rhs, rhs_const, rhs_bound = self._unary()
+            if kind == "*":
+                expr = expr * rhs
+            else:
+                if rhs_const and rhs.is_zero:
+                    raise ParseError(f"division by zero at column {column}", column)
+                expr = expr / rhs
+            const = const and rhs_const
+            bound = bound + rhs_bound
+
+    def _unary(self):
+        kind, _, column = self.tokens[self.pos]
+        if kind != "+" and kind != "-":
+            return self._power()
+        self.pos += 1
+        self._count(column)
+        self._enter(column)
+        expr, const, bound = self._unary()
+        self.depth -= 1
+        return (-expr if kind == "-" else expr), const, bound
+
+    def _power(self):
+        base = self._atom()
+        kind, _, column = self.tokens[self.pos]
+        if kind != "**":
+            return base
+        self.pos += 1
+        self._count(column)
+        self._enter(column)
+        exponent = self._unary()
+        self.depth -= 1
+        return self._pow(base, exponent, column)
+
+    def _atom(self):
+        token = self.tokens[self.pos]
+        kind, text, column = token
+        if kind == _NUMBER:
+            self.pos += 1
+            self._count(column)
+            return _number(text, column), True, 1
+        if kind == _NAME:
+            self.pos += 1
+            self._count(column)
+            if self.tokens[self.pos][0] == "(":
+                return self._call(token)
+            return self._name(text, column)
+        if kind == "(":
+            self._enter(column)
+            self.pos += 1
+            value = self._sum()
+            self._expect_close(token)
+            self.depth -= 1
+            return value
+        raise self._unexpected(token)
+
+    def _name(self, name: str, column: int):
+        if name in self.names:
+            return symbol(name), False, 1
+        constant = _CONSTANTS.get(name)
+        if constant is not None:
+            return constant, True, 1
+        if name in _FUNCTION_TABLE:
+            raise ParseError(f"function '{name}' used without arguments at column {column}", column)
+        if self.allow_new:
+            return symbol(name), False, 1
+        raise ParseError(f"unknown name '{name}' at column {column}", column)
+
+    def _call(self, token: tuple[str, str, int]):
+        _, name, column = token
+        entry = _FUNCTION_TABLE.get(name)
+        if entry is None:
+            if name in self.names:
+                raise ParseError(f"'{name}' is a variable, not a function (column {column}); missing '*'?", column)
+            raise ParseError(f"unknown function '{name}' at column {column}", column)
+        function, arities = entry
+        opening = self.tokens[self.pos]
+        self._enter(opening[2])
+        self.pos += 1
+        args = []
+        if self.tokens[self.pos][0] != ")":
+            args.append(self._sum())
+            while self.tokens[self.pos][0] == ",":
+                self.pos += 1
+                args.append(self._sum())
+        self._expect_close(opening)
+        self.depth -= 1
+        if len(args) not in arities:
+            expected = " or ".join(str(n) for n in arities)
+            raise ParseError(f"{name}() takes {expected} argument(s), got {len(args)} (column {column})", column)
+        exprs = [expr for expr, _, _ in args]
+        const = all(arg_const for _, arg_const, _ in args)
+        if name == "log" and len(args) == 2 and args[1][1]:
+            base = args[1][0]
+            if not _finite_real(base) or not float(base.n(53, real=True)) > 0 or base == 1:
+                raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
+        result = function(*exprs)
+        if const and not _finite_real(result):
+            raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", column)
+        return result, const, max(bound for _, _, bound in args)
+
+    def _pow(self, base, exponent, column: int):
+        b, b_const, b_bound = base
+        e, e_const, _ = exponent
+        limit = self.limits.max_exponent
+        if e.is_Rational:
+            if _exceeds(e, limit):
+                raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+            magnitude = abs(float(e))
+            if b.is_Rational and not b.is_zero:
+                bits = max(abs(int(b.p)).bit_length(), int(b.q).bit_length())
+                digits = bits * _LOG10_2 * magnitude
+                if digits > MAX_RESULT_DIGITS:
+                    raise ParseError(
+                        f"power at column {column} would have about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}",
+                        column,
+                    )
+            bound = max(b_bound, 1) * max(magnitude, 1)
+        else:
+            if e_const:
+                if not _finite_real(e):
+                    raise self._not_real(f"exponent {_short(e, 20)}", column)
+                if abs(float(e.n(53, real=True))) > limit:
+                    raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+            bound = max(b_bound, exponent[2])
+        result = b**e
+        if b_const and e_const and not _finite_real(result):
+            raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", column)
+        return result, b_const and e_const, bound
+
+    def _audit_exponents(self, expr: se.Basic) -> None:
+        """Reject any power whose numeric exponent exceeds the limit after folding."""
+        limit = self.limits.max_exponent
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if node.is_Pow:
+                base, exponent = node.args
+                if exponent.is_Rational and base != se.E and _exceeds(exponent, limit):
+                    raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
+            stack.extend(node.args)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def parse_expression(
+    text: str,
+    *,
+    names: Collection[str] = (),
+    allow_new_names: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> se.Basic:
+    """Parse one expression (no '='); ``names`` are the declared quantities."""
+    return _Parser(names, allow_new_names, limits).run(_tokenize(text, limits))
+
+
+def parse_equation(
+    text: str,
+    *,
+    names: Collection[str] = (),
+    allow_new_names: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[se.Basic, se.Basic]:
+    """Parse ``lhs = rhs`` (exactly one '='); returns ``(lhs, rhs)``."""
+    tokens = _tokenize(text, limits)
+    equals = [i for i, token in enumerate(tokens) if token[0] in ("=", "==")]
+    for i in equals:
+        if tokens[i][0] == "==":
+            column = tokens[i][2]
+            raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
+    if not equals:
+        raise ParseError("expected an equation 'lhs = rhs', found no '='")
+    if len(equals) > 1:
+        column = tokens[equals[1]][2]
+        raise ParseError(f"more than one '=' in an equation (second at column {column})", column)
+    split = equals[0]
+    column = tokens[split][2]
+    if split == 0:
+        raise ParseError(f"missing left-hand side before '=' at column {column}", column)
+    if split == len(tokens) - 2:
+        raise ParseError(f"missing right-hand side after '=' at column {column}", column)
+    parser = _Parser(names, allow_new_names, limits)
+    lhs = parser.run(tokens[:split] + [(_END, "", column)])
+    rhs = parser.run(tokens[split + 1 :])
+    return lhs, rhs
+
+
+_SEPARATORS = re.compile(r"[;\r\n]")
+
+
+def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """Split a mechanism into equation texts on newlines and ';' (stripped, empties dropped)."""
+    if not isinstance(text, str):
+        raise ParseError(f"expected mechanism text, got {type(text).__name__}")
+    if len(text) > limits.max_chars * limits.max_equations:
+        raise ParseError(f"mechanism is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
+    parts = [part.strip() for part in _SEPARATORS.split(text)]
+    parts = [part for part in parts if part]
+    if len(parts) > limits.max_equations:
+        raise ParseError(f"{len(parts)} equations, limit {limits.max_equations}")
+    return parts
+
+
+def _is_name(text: str) -> bool:
+    match = _TOKEN_RE.fullmatch(text)
+    return match is not None and match.lastgroup == "name" and _bad_name_char(text) < 0
+
+
+def _answer_text(name: object, answer: object) -> tuple[str, str]:
+    """Validate one probe answer; numbers (from JSON) become their decimal text."""
+    if not isinstance(name, str) or not _is_name(name.strip()):
+        raise ParseError(f"probe name {name!r} is not a valid name")
+    if isinstance(answer, (int, float)) and not isinstance(answer, bool) and math.isfinite(answer):
+        answer = repr(answer)
+    if not isinstance(answer, str):
+        raise ParseError(f"probe '{name.strip()}': answer must be an expression text, got {type(answer).__name__}")
+    if not answer.strip():
+        raise ParseError(f"probe '{name.strip()}': empty answer")
+    return name.strip(), answer.strip()
+
+
+def parse_probe_answers(
+    value: str | Mapping[str, str] | None, *, limits: Limits = DEFAULT_LIMITS
+) -> dict[str, str]:
+    """Probe answers -> ``{probe name: expression text}``.
+
+    ``value`` is a mapping, a JSON object text ``{"z": "x**2"}``, or lines
+    ``name = expr`` (also ';'-separated).  ``None`` or blank text means no answers.
+    Expressions are returned as raw text, to be parsed with ``parse_expression``.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        if len(value) > limits.max_chars * limits.max_equations:
+            raise ParseError(f"probe answers are {len(value)} characters long, limit {limits.max_chars * limits.max_equations}")
+        text = value.strip()
+        if not text:
+            return {}
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except (json.JSONDecodeError, RecursionError) as error:
+                message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
+                raise ParseError(f"malformed probe answers JSON: {message}") from None
+            if not isinstance(value, dict):
+                raise ParseError("probe answers JSON must be an object {name: expression}")
+            items = list(value.items())
+        else:
+            items = []
+            for line in split_equations(text, limits=limits):
+                name, equals, answer = line.partition("=")
+                if not equals:
+                    raise ParseError(f"probe answer {_short(line)!r} is not of the form 'name = expression'")
+                if answer.lstrip().startswith("="):
+                    raise ParseError(f"probe answer {_short(line)!r}: '==' is not allowed, use a single '='")
+                items.append((name, answer))
+    elif isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        raise ParseError(f"probe answers must be text or a mapping, got {type(value).__name__}")
+    if len(items) > limits.max_equations:
+        raise ParseError(f"{len(items)} probe answers, limit {limits.max_equations}")
+    answers: dict[str, str] = {}
+    for name, answer in items:
+        name, answer = _answer_text(name, answer)
+        if name in answers:
+            raise ParseError(f"probe '{name}' is answered more than once")
+        answers[name] = answer
+    return answers
+
+
+def free_names(expr: se.Basic) -> set[str]:
+    """Names of the free symbols of ``expr``."""
+    return {s.name for s in expr.free_symbols}
