@@ -6,12 +6,14 @@
 2. ``expand``: ``expand(a - b)`` is zero;
 3. ``rational``: the numerator of ``a - b`` over a common denominator expands to zero;
 4. ``ratio``: ``a / b`` reduces to one the same ways;
-5. ``positive``: both sides rewritten with identities that hold when every base is
+5. ``arguments``: steps 2-4 after expanding the arguments of functions and exponents
+   (``exp(-(a+b)/c)`` against ``exp(-a/c)*exp(-b/c)``);
+6. ``positive``: both sides rewritten with identities that hold when every base is
    positive (``(x*y)**r = x**r*y**r``, ``(x**p)**q = x**(p*q)``, ``log(x*y) = log x +
    log y``, ``log(x**p) = p*log x``, ``log(exp z) = z``, ``exp(p*log x) = x**p``), then
    steps 2-4 again.  A base counts as positive only when that follows from its form:
    positive numbers, ``pi``, ``E``, names the domain keeps positive, and sums, products,
-   powers and exponentials of those.
+   powers and exponentials of those (applied to the argument-expanded forms).
 
 Decimal literals are exact rationals (see ``fastscore.parse``), so floats are
 compared exactly.  Expansion is skipped when its size estimate is too large, so a
@@ -31,11 +33,36 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     if a == b:
         return "identical"
     rule = _zero_rule(a, b)
+    if rule is None:
+        a1, b1 = expand_arguments(a), expand_arguments(b)
+        if a1 != a or b1 != b:
+            rule = "arguments" if a1 == b1 or _zero_rule(a1, b1) is not None else None
     if rule is None and positive:
-        a2, b2 = rewrite_positive(a, positive), rewrite_positive(b, positive)
+        a2, b2 = (expand_arguments(rewrite_positive(expand_arguments(e), positive)) for e in (a, b))
         if a2 == b2 or _zero_rule(a2, b2) is not None:
             rule = "positive"
     return rule
+
+
+def expand_arguments(expr: se.Basic) -> se.Basic:
+    """Expand the arguments of every function and every non-integer exponent
+    (``exp(-(a+b)/c)`` → ``exp(-a/c - b/c)``), bottom-up; valid unconditionally."""
+    if not expr.args:
+        return expr
+    args = [expand_arguments(a) for a in expr.args]
+    kind = type(expr).__name__
+    if kind == "Add":
+        return se.Add(*args)
+    if kind == "Mul":
+        return se.Mul(*args)
+    if kind == "Pow":
+        base, exponent = args
+        return base ** (exponent if _small_integer(exponent) is not None else _guarded_expand(exponent))
+    return expr.func(*[_guarded_expand(a) for a in args])
+
+
+def _guarded_expand(expr: se.Basic) -> se.Basic:
+    return se.expand(expr) if expansion_size(expr) <= MAX_EXPANDED_TERMS else expr
 
 
 def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:

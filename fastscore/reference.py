@@ -17,6 +17,7 @@ from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.precision import Evaluator, compile_mp
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.solve import Solution, SolveError, solve_mechanism
 
 SEGMENTS = ("domain", "train", "id_test", "ood_test")
 
@@ -44,6 +45,7 @@ class Reference:
     constants: Mapping[se.Basic, se.Basic]
     law: Expected
     probes: Mapping[str, Expected]
+    mechanism: Solution | None
     domain: Domain
     segments: Mapping[str, slice]
     splits: Splits
@@ -72,57 +74,100 @@ def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
     return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
+def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
+                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
+    """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
+    names = (*problem.known_names, problem.target.name, *(v.name for v in problem.intermediates))
+    equations = []
+    for equation in problem.mechanism:
+        lhs, rhs = parse_equation(equation.text, names=names)
+        equations.append((lhs.subs(constants), rhs.subs(constants)))
+    return solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
+                           points=points, budget=budget)
+
+
 def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
                     splits: Splits | None = None) -> Reference:
-    """Prepare a problem's reference: parse its law and probes, make (or take) its
-    splits, draw the equivalence points and evaluate the reference on them."""
+    """Prepare a problem's reference: parse its law and probes, solve its mechanism,
+    make (or take) its splits, draw the equivalence points and evaluate the reference
+    quantities on all of them."""
     knowns = tuple(problem.known_names)
     constants = constant_substitutions(problem)
     try:
         law = read_expression(problem.law, target=problem.target.name, names=knowns).subs(constants)
     except ValueError as error:
         raise ProblemFormulaError(f"{problem.task_id}: phenomenological_formula: {error}") from None
-    sampled = tuple(v.name for v in (*problem.inputs, *problem.auxiliary_inputs))
-    constant_rows = {c.name: c.value for c in problem.constants}
-    names = (*sampled, *constant_rows)
-    law_tape = compile_tape(law, names)
-
-    def target(points: Mapping[str, np.ndarray]) -> np.ndarray:
-        n = len(next(iter(points.values())))
-        return evaluate(law_tape, _matrix(points, sampled, constant_rows, n))
-
+    sampled = tuple(v.name for v in problem.observed)
+    constant_values = {c.name: c.value for c in problem.constants}
+    names = (*sampled, *constant_values)
+    drawn = sample_inputs(problem, region="domain", n=settings.n_points,
+                          rng=problem_rng(problem, settings.point_seed, _POINT_STREAM))
+    mechanism = _solve_or_none(problem, {**drawn, **constant_values}, constants, settings)
     if splits is None:
-        splits = make_splits(problem, target, n=settings.n_samples, seed=settings.data_seed)
-    rng = problem_rng(problem, settings.point_seed)
-    drawn = sample_inputs(problem, region="domain", n=settings.n_points, rng=rng)
-    blocks = [_matrix(drawn, sampled, constant_rows, settings.n_points)]
-    segments, start = {"domain": slice(0, settings.n_points)}, settings.n_points
-    for split in ("train", "id_test", "ood_test"):
-        rows = splits.columns(split)
-        n = len(rows[problem.target.name])
-        blocks.append(_matrix(rows, sampled, constant_rows, n))
-        segments[split] = slice(start, start + n)
+        splits = make_splits(problem, _target_function(problem, law, names, constant_values, mechanism),
+                             n=settings.n_samples, seed=settings.data_seed)
+    blocks, segments, start = [], {}, 0
+    for segment in SEGMENTS:
+        rows = drawn if segment == "domain" else splits.columns(segment)
+        n = len(next(iter(rows.values())))
+        blocks.append(_matrix(rows, sampled, constant_values, n))
+        segments[segment] = slice(start, start + n)
         start += n
     points = np.ascontiguousarray(np.concatenate(blocks, axis=1))
-    positive = frozenset(v.name for v in (*problem.inputs, *problem.auxiliary_inputs)
-                         if v.sampling is not None and v.sampling.min > 0)
-    positive |= frozenset(name for name, value in constant_rows.items() if value > 0)
+    positive = frozenset(v.name for v in problem.observed if v.sampling.min > 0)
+    positive |= frozenset(name for name, value in constant_values.items() if value > 0)
     domain = Domain(names=names, points=points, sampled=sampled, positive=positive)
 
     def expected(expr: se.Basic) -> Expected:
         return Expected(expr, compile_mp(expr), evaluate(compile_tape(expr, names), points))
 
-    probes = {}
-    for probe in problem.probes:
-        if probe.formula is None:
-            continue
+    probes = {probe.name: expected(_probe_expression(problem, probe, knowns, constants, mechanism))
+              for probe in problem.probes}
+    return Reference(problem=problem, knowns=knowns, constants=constants, law=expected(law),
+                     probes=probes, mechanism=mechanism, domain=domain, segments=segments, splits=splits)
+
+
+_POINT_STREAM = 1
+
+
+def _solve_or_none(problem: Problem, points, constants, settings: Settings) -> Solution | None:
+    if not problem.mechanism:
+        return None
+    try:
+        return solve_reference_mechanism(problem, points, constants=constants, budget=settings.solve_budget)
+    except (SolveError, ValueError):
+        return None
+
+
+def _target_function(problem: Problem, law: se.Basic, names, constant_values, mechanism: Solution | None):
+    """The split generator's target: the law's value, NaN where the law or any derived
+    quantity of the reference mechanism is not a finite real number."""
+    tape = compile_tape(law, names)
+    internal = [] if mechanism is None else [
+        v.name for v in problem.intermediates if v.name in mechanism.expressions or v.name in mechanism.numeric]
+
+    def target(points: Mapping[str, np.ndarray]) -> np.ndarray:
+        n = len(next(iter(points.values())))
+        y = evaluate(tape, _matrix(points, names[:len(names) - len(constant_values)], constant_values, n))
+        if internal:
+            derived = mechanism.values(internal, {**points, **constant_values})
+            y = np.where(np.all([np.isfinite(v) for v in derived.values()], axis=0), y, np.nan)
+        return y
+    return target
+
+
+def _probe_expression(problem: Problem, probe, knowns, constants, mechanism: Solution | None) -> se.Basic:
+    """A probe's reference expression: its ``formula``, else its closed form in the
+    problem's own mechanism."""
+    if probe.formula is not None:
         try:
-            expr = read_expression(probe.formula, target=probe.name, names=knowns).subs(constants)
+            return read_expression(probe.formula, target=probe.name, names=knowns).subs(constants)
         except ValueError as error:
             raise ProblemFormulaError(f"{problem.task_id}: probe {probe.name}: {error}") from None
-        probes[probe.name] = expected(expr)
-    return Reference(problem=problem, knowns=knowns, constants=constants, law=expected(law),
-                     probes=probes, domain=domain, segments=segments, splits=splits)
+    if mechanism is None or probe.name not in mechanism.expressions:
+        raise ProblemFormulaError(f"{problem.task_id}: probe {probe.name}: no formula given and the "
+                                  "mechanism gives it no closed form")
+    return mechanism.expressions[probe.name]
 
 
 def _matrix(points: Mapping[str, np.ndarray], sampled, constants: Mapping[str, float], n: int) -> np.ndarray:
