@@ -208,8 +208,11 @@ def _subdirs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def _read_text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8", errors="replace").strip() if path.is_file() else None
+def _read_text(folder: str, name: str, files: list[str]) -> str | None:
+    if name not in files:
+        return None
+    with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+        return handle.read().strip()
 
 
 def _submission_row(text: str | None) -> dict:
@@ -231,12 +234,12 @@ def _tree_rows(root: Path) -> Iterator[dict]:
                 subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
                 if SUBMISSION_FILE not in files and PROBES_FILE not in files:
                     continue
-                folder = Path(folder)
-                if folder == run_dir:
+                task = os.path.relpath(folder, run_dir)
+                if task == os.curdir:
                     raise SweepError(f"{folder}: submission files must sit in a task folder below the run folder")
-                yield {"config": config_dir.name, "run": run, "task": folder.relative_to(run_dir).as_posix(),
-                       **_submission_row(_read_text(folder / SUBMISSION_FILE)),
-                       "probes": _probes_text(_read_text(folder / PROBES_FILE))}
+                yield {"config": config_dir.name, "run": run, "task": task.replace(os.sep, "/"),
+                       **_submission_row(_read_text(folder, SUBMISSION_FILE, files)),
+                       "probes": _probes_text(_read_text(folder, PROBES_FILE, files))}
 
 
 def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
@@ -307,14 +310,18 @@ def sweep_digest(path: str | Path) -> str:
     if not path.exists():
         raise SweepError(f"{path}: sweep not found")
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(
-        (p for p in path.rglob("*") if p.is_file()), key=lambda p: p.relative_to(path).as_posix())
-    for file in files:
-        if file is not path:
-            relative = file.relative_to(path).as_posix().encode("utf-8")
-            digest.update(len(relative).to_bytes(8, "little") + relative)
-            digest.update(file.stat().st_size.to_bytes(8, "little"))
+    if path.is_file():
+        files = [(None, str(path))]
+    else:
+        files = sorted((os.path.relpath(os.path.join(folder, name), path).replace(os.sep, "/"),
+                        os.path.join(folder, name))
+                       for folder, _, names in os.walk(path) for name in names)
+    for relative, file in files:
         with open(file, "rb") as handle:
+            if relative is not None:  # length-prefixed, so path and content boundaries are unambiguous
+                name = relative.encode("utf-8")
+                size = os.fstat(handle.fileno()).st_size
+                digest.update(len(name).to_bytes(8, "little") + name + size.to_bytes(8, "little"))
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
     return digest.hexdigest()

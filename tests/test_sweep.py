@@ -154,6 +154,11 @@ def test_tree_details(tmp_path):
     frame = read_all(root)
     assert frame.rows() == [("cfg", 3, "fam/variant-2", "y = a*x", None, None),
                             ("cfg", 3, "solo", None, None, "h = x")]
+    (root / "cfg" / "0" / "submission.txt").parent.mkdir(parents=True)
+    (root / "cfg" / "0" / "submission.txt").write_text("y = x")
+    with pytest.raises(SweepError, match="must sit in a task folder below the run folder"):
+        read_all(root)
+    (root / "cfg" / "0" / "submission.txt").unlink()
     (root / "cfg" / "notes" / "t").mkdir(parents=True)
     with pytest.raises(SweepError, match="run folder name has no run index"):
         read_all(root)
