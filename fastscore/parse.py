@@ -68,7 +68,6 @@ DEFAULT_LIMITS = Limits()
 MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
 MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
 MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
-_LOG10_2 = math.log10(2)
 _MPFR_BITS = 64  # precision of the fallback check of constants too large for float64
 
 
@@ -142,18 +141,24 @@ _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not decla
 # --------------------------------------------------------------------------- tokens
 
 _NUMBER, _NAME, _END = "number", "name", "end"
+# One match per token, absorbing the whitespace before it: (space, op, name, number, bad).
+# Operators come first because they are the most frequent tokens.
 _TOKEN_RE = re.compile(
     r"""
-    (?P<space>\s+)
-    | (?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
-    | (?P<name>[^\W\d]\w*)
-    | (?P<op>\*\*|==|[-+*/^(),=])
-    | (?P<bad>.)
+    (\s*)
+    (?:
+      (\*\*|==|[-+*/^(),=])
+    | ([^\W\d]\w*)
+    | ((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
+    | (\S)
+    )
     """,
     re.VERBOSE | re.DOTALL,
 )
+_NAME_RE = re.compile(r"[^\W\d]\w*")
 _NAME_EXTRA = frozenset("0123456789_")
 _OP_KIND = {"^": "**"}  # '^' is written for power
+_NOT_NODES = frozenset("(),=")  # tokens that are not AST nodes
 
 
 def _require_text(text: object, limits: Limits, what: str) -> str:
@@ -175,28 +180,35 @@ def _bad_name_char(name: str) -> int:
 
 
 def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
-    """Tokens ``(kind, text, column)`` ending with an END token."""
+    """Tokens ``(kind, text, column)`` ending with an END token; enforces the text and node limits."""
     text = _require_text(text, limits, "expression")
     tokens = []
-    for match in _TOKEN_RE.finditer(text):
-        group = match.lastgroup
-        if group == "space":
-            continue
-        value = match.group()
-        column = match.start() + 1
-        if group == "op":
-            tokens.append((_OP_KIND.get(value, value), value, column))
-        elif group == "number":
-            tokens.append((_NUMBER, value, column))
-        elif group == "name":
-            bad = _bad_name_char(value)
-            if bad >= 0:
-                raise ParseError(f"unexpected character {value[bad]!r} at column {column + bad}", column + bad)
-            tokens.append((_NAME, value, column))
-        else:
-            raise ParseError(f"unexpected character {value!r} at column {column}", column)
+    column = 1
+    structural = 0
+    for space, op, name, number, bad in _TOKEN_RE.findall(text):
+        column += len(space)
+        if op:
+            tokens.append((_OP_KIND.get(op, op), op, column))
+            column += len(op)
+            if op in _NOT_NODES:
+                structural += 1
+        elif name:
+            bad_at = _bad_name_char(name)
+            if bad_at >= 0:
+                column += bad_at
+                raise ParseError(f"unexpected character {name[bad_at]!r} at column {column}", column)
+            tokens.append((_NAME, name, column))
+            column += len(name)
+        elif number:
+            tokens.append((_NUMBER, number, column))
+            column += len(number)
+        elif bad:
+            raise ParseError(f"unexpected character {bad!r} at column {column}", column)
     if not tokens:
         raise ParseError("empty expression")
+    nodes = len(tokens) - structural
+    if nodes > limits.max_nodes:
+        raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
     tokens.append((_END, "", len(text) + 1))
     return tokens
 
@@ -230,12 +242,16 @@ def _short(expr: se.Basic, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _exceeds(number: se.Basic, limit: float) -> bool:
-    """|number| > limit for an exact Integer/Rational (no float overflow)."""
-    p, q = abs(int(number.p)), int(number.q)
-    if q == 1:
-        return p > limit
-    return Fraction(p, q) > limit
+def _fraction(number: se.Basic) -> tuple[int, int]:
+    """Numerator and denominator of an exact Integer/Rational."""
+    if isinstance(number, se.Integer):
+        return int(number), 1
+    return int(number.p), int(number.q)
+
+
+def _exceeds(p: int, q: int, limit: float) -> bool:
+    """|p/q| > limit, exactly and without float overflow."""
+    return abs(p) > limit if q == 1 else Fraction(abs(p), q) > limit
 
 
 def _finite_real(expr: se.Basic) -> bool:
@@ -261,7 +277,7 @@ def _finite_real(expr: se.Basic) -> bool:
 
 
 class _Parser:
-    __slots__ = ("names", "allow_new", "limits", "tokens", "pos", "nodes", "depth")
+    __slots__ = ("names", "allow_new", "limits", "tokens", "pos", "depth")
 
     def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
         if isinstance(names, str):
@@ -269,7 +285,6 @@ class _Parser:
         self.names = names if isinstance(names, (set, frozenset, dict)) else frozenset(names)
         self.allow_new = allow_new
         self.limits = limits
-        self.nodes = 0
 
     def run(self, tokens: list[tuple[str, str, int]]) -> se.Basic:
         """Parse one complete expression from ``tokens`` (ending with END)."""
@@ -292,11 +307,6 @@ class _Parser:
             raise ParseError(f"cannot build expression: {error}") from None
 
     # -- helpers
-
-    def _count(self, column: int) -> None:
-        self.nodes += 1
-        if self.nodes > self.limits.max_nodes:
-            raise ParseError(f"expression has more than {self.limits.max_nodes} nodes (at column {column})", column)
 
     def _enter(self, column: int) -> None:
         self.depth += 1
@@ -340,10 +350,9 @@ class _Parser:
             if kind != "+" and kind != "-":
                 return expr, const, bound
             self.pos += 1
-            self._count(column)
             rhs, rhs_const, rhs_bound = self._product()
             expr = expr + rhs if kind == "+" else expr - rhs
-            const = const and rhs_const
+            const = (const and rhs_const) or expr.is_Number
             bound = max(bound, rhs_bound)
 
     def _product(self):
@@ -353,15 +362,14 @@ class _Parser:
             if kind != "*" and kind != "/":
                 return expr, const, bound
             self.pos += 1
-            self._count(column)
             rhs, rhs_const, rhs_bound = self._unary()
             if kind == "*":
                 expr = expr * rhs
             else:
-                if rhs_const and rhs.is_zero:
+                if rhs.is_Number and rhs.is_zero:
                     raise ParseError(f"division by zero at column {column}", column)
                 expr = expr / rhs
-            const = const and rhs_const
+            const = (const and rhs_const) or expr.is_Number
             bound = bound + rhs_bound
 
     def _unary(self):
@@ -369,7 +377,6 @@ class _Parser:
         if kind != "+" and kind != "-":
             return self._power()
         self.pos += 1
-        self._count(column)
         self._enter(column)
         expr, const, bound = self._unary()
         self.depth -= 1
@@ -381,7 +388,6 @@ class _Parser:
         if kind != "**":
             return base
         self.pos += 1
-        self._count(column)
         self._enter(column)
         exponent = self._unary()
         self.depth -= 1
@@ -392,11 +398,9 @@ class _Parser:
         kind, text, column = token
         if kind == _NUMBER:
             self.pos += 1
-            self._count(column)
             return _number(text, column), True, 1
         if kind == _NAME:
             self.pos += 1
-            self._count(column)
             if self.tokens[self.pos][0] == "(":
                 return self._call(token)
             return self._name(text, column)
@@ -407,6 +411,8 @@ class _Parser:
             self._expect_close(token)
             self.depth -= 1
             return value
+        if kind in (")", ",", "*", "/", "**"):
+            raise ParseError(f"expected a number, name or '(' at column {column}, found '{text}'", column)
         raise self._unexpected(token)
 
     def _name(self, name: str, column: int):
@@ -456,15 +462,16 @@ class _Parser:
 
     def _pow(self, base, exponent, column: int):
         b, b_const, b_bound = base
-        e, e_const, _ = exponent
+        e, e_const, e_bound = exponent
         limit = self.limits.max_exponent
         if e.is_Rational:
-            if _exceeds(e, limit):
+            p, q = _fraction(e)
+            if _exceeds(p, q, limit):
                 raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
-            magnitude = abs(float(e))
+            magnitude = abs(p) / q
             if b.is_Rational and not b.is_zero:
-                bits = max(abs(int(b.p)).bit_length(), int(b.q).bit_length())
-                digits = bits * _LOG10_2 * magnitude
+                bp, bq = _fraction(b)
+                digits = max(math.log10(abs(bp)), math.log10(bq)) * magnitude
                 if digits > MAX_RESULT_DIGITS:
                     raise ParseError(
                         f"power at column {column} would have about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}",
@@ -477,11 +484,12 @@ class _Parser:
                     raise self._not_real(f"exponent {_short(e, 20)}", column)
                 if abs(float(e.n(53, real=True))) > limit:
                     raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
-            bound = max(b_bound, exponent[2])
+            bound = max(b_bound, e_bound)
         result = b**e
-        if b_const and e_const and not _finite_real(result):
+        const = b_const and e_const
+        if const and not _finite_real(result):
             raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", column)
-        return result, b_const and e_const, bound
+        return result, const, bound
 
     def _audit_exponents(self, expr: se.Basic) -> None:
         """Reject any power whose numeric exponent exceeds the limit after folding."""
@@ -491,7 +499,7 @@ class _Parser:
             node = stack.pop()
             if node.is_Pow:
                 base, exponent = node.args
-                if exponent.is_Rational and base != se.E and _exceeds(exponent, limit):
+                if exponent.is_Rational and base != se.E and _exceeds(*_fraction(exponent), limit):
                     raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
 
@@ -558,8 +566,7 @@ def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def _is_name(text: str) -> bool:
-    match = _TOKEN_RE.fullmatch(text)
-    return match is not None and match.lastgroup == "name" and _bad_name_char(text) < 0
+    return _NAME_RE.fullmatch(text) is not None and _bad_name_char(text) < 0
 
 
 def _answer_text(name: object, answer: object) -> tuple[str, str]:
@@ -598,8 +605,6 @@ def parse_probe_answers(
             except (json.JSONDecodeError, RecursionError) as error:
                 message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
                 raise ParseError(f"malformed probe answers JSON: {message}") from None
-            if not isinstance(value, dict):
-                raise ParseError("probe answers JSON must be an object {name: expression}")
             items = list(value.items())
         else:
             items = []
