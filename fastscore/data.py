@@ -27,6 +27,7 @@ REGIONS = ("id", "ood", "domain")
 DEFAULT_SEED = 20260725
 DEFAULT_SAMPLES = 1000
 _SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
+_SPLIT_STREAM = 0x73706C74  # b"splt": the split draws' own streams, apart from other users of problem_rng
 _ANSWER_FILES = ("answer.json", "data_id_test.npy", "data_ood_test.npy")
 
 
@@ -88,9 +89,12 @@ def _task_hash(task_id: str) -> int:
 
 
 def problem_rng(problem_or_task_id: Problem | str, seed: int, *stream: int) -> np.random.Generator:
-    """A generator determined by the seed and the task id only (plus optional stream indices)."""
+    """A generator determined by the seed and the task id only; distinct `stream` tuples
+    (non-negative ints) give independent generators for the same task and seed."""
     task_id = problem_or_task_id if isinstance(problem_or_task_id, str) else problem_or_task_id.task_id
-    return np.random.default_rng([seed, _task_hash(task_id), *stream])
+    # the stream length enters the entropy: SeedSequence ignores trailing zero words, so
+    # without it the streams (1,) and (1, 0) would coincide
+    return np.random.default_rng([seed, _task_hash(task_id), len(stream), *stream])
 
 
 def _evaluate(target: Callable, points: Mapping[str, np.ndarray], n: int) -> np.ndarray:
@@ -146,7 +150,7 @@ def make_splits(problem: Problem, target: Callable[[Mapping[str, np.ndarray]], n
         raise ValueError(f"n must be positive, got {n}")
     arrays = {
         split: _draw_split(problem, target, _SPLIT_REGION[split], n,
-                           problem_rng(problem, seed, index), max_rounds)
+                           problem_rng(problem, seed, _SPLIT_STREAM, index), max_rounds)
         for index, split in enumerate(SPLITS)
     }
     return Splits(variables=problem.data_variables, seed=seed, **arrays)

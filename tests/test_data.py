@@ -71,6 +71,13 @@ def test_problem_rng_is_a_stable_function_of_seed_and_task_id():
     assert not np.array_equal(draws, problem_rng("toy/variant-2", 1).random(3))
 
 
+def test_streams_are_independent():
+    first = problem_rng("t", 1, 1).random(4)
+    assert not np.array_equal(first, problem_rng("t", 1, 1, 0).random(4))
+    assert not np.array_equal(first, problem_rng("t", 1).random(4))
+    np.testing.assert_array_equal(first, problem_rng("t", 1, 1).random(4))
+
+
 def test_split_regions_respected():
     splits = make_splits(toy(), law, n=2000, seed=1)
     for split, (lo, hi) in {"train": ("min", "ood_boundary"), "id_test": ("min", "ood_boundary"),
