@@ -11,6 +11,7 @@ from pathlib import Path
 from fastscore.settings import Settings
 
 EXIT_USAGE = 2
+EXIT_INVALID = 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,8 +119,16 @@ def _prepare(args) -> int:
 
 
 def _validate(args) -> int:
-    print("fastscore validate: not available yet", file=sys.stderr)
-    return EXIT_USAGE
+    from fastscore.problems import load_problems
+    from fastscore.validate import validate_problems
+    failed, tasks = set(), set()
+    for finding in validate_problems(load_problems(args.problems)):
+        tasks.add(finding.task)
+        if not finding.ok:
+            failed.add(finding.task)
+            print(f"FAIL {finding.task}: {finding.check}: {finding.detail}")
+    print(f"{len(tasks) - len(failed)} of {len(tasks)} problems valid")
+    return EXIT_INVALID if failed else 0
 
 
 def _report(args) -> int:

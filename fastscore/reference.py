@@ -46,6 +46,7 @@ class Reference:
     law: Expected
     probes: Mapping[str, Expected]
     mechanism: Solution | None
+    mechanism_error: str | None
     domain: Domain
     segments: Mapping[str, slice]
     splits: Splits
@@ -102,7 +103,7 @@ def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
     names = (*sampled, *constant_values)
     drawn = sample_inputs(problem, region="domain", n=settings.n_points,
                           rng=problem_rng(problem, settings.point_seed, _POINT_STREAM))
-    mechanism = _solve_or_none(problem, {**drawn, **constant_values}, constants, settings)
+    mechanism, mechanism_error = _solve_or_none(problem, {**drawn, **constant_values}, constants, settings)
     if splits is None:
         splits = make_splits(problem, _target_function(problem, law, names, constant_values, mechanism),
                              n=settings.n_samples, seed=settings.data_seed)
@@ -124,19 +125,20 @@ def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
     probes = {probe.name: expected(_probe_expression(problem, probe, knowns, constants, mechanism))
               for probe in problem.probes}
     return Reference(problem=problem, knowns=knowns, constants=constants, law=expected(law),
-                     probes=probes, mechanism=mechanism, domain=domain, segments=segments, splits=splits)
+                     probes=probes, mechanism=mechanism, mechanism_error=mechanism_error, domain=domain, segments=segments, splits=splits)
 
 
 _POINT_STREAM = 1
 
 
-def _solve_or_none(problem: Problem, points, constants, settings: Settings) -> Solution | None:
+def _solve_or_none(problem: Problem, points, constants, settings: Settings) -> tuple[Solution | None, str | None]:
+    """The solved reference mechanism, or None and the reason."""
     if not problem.mechanism:
-        return None
+        return None, "the problem has no mechanism"
     try:
-        return solve_reference_mechanism(problem, points, constants=constants, budget=settings.solve_budget)
-    except (SolveError, ValueError):
-        return None
+        return solve_reference_mechanism(problem, points, constants=constants, budget=settings.solve_budget), None
+    except (SolveError, ValueError) as error:
+        return None, str(error)
 
 
 def _target_function(problem: Problem, law: se.Basic, names, constant_values, mechanism: Solution | None):

@@ -1,0 +1,87 @@
+"""``fastscore validate``: every problem's mechanism derives its stated law, and every
+probe is a genuine internal quantity of that mechanism.
+
+Checks per problem:
+- ``reference``: the law and probe formulas parse; the splits can be drawn;
+- ``mechanism``: the mechanism solves for the target (``fastscore.solve``);
+- ``law``: the derived law is equivalent to the stated ``phenomenological_formula``;
+- per probe: ``probe:NAME`` — the probe is an unknown of the mechanism, its stated
+  formula (if any) is equivalent to the mechanism's value for it, it is not the target
+  law itself, and it varies over the domain (a constant is no probe of the mechanism).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from fastscore.equivalence import judge
+from fastscore.problems import Problem
+from fastscore.reference import Reference, build_reference
+from fastscore.settings import DEFAULT_SETTINGS, Settings
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The outcome of one check on one problem."""
+
+    task: str
+    check: str
+    ok: bool
+    detail: str = ""
+
+
+def validate_problems(problems: Iterable[Problem], *, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:
+    """Findings for every check of every problem, problem by problem."""
+    for problem in problems:
+        yield from validate_problem(problem, settings=settings)
+
+
+def validate_problem(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS) -> list[Finding]:
+    """Findings for one problem (see module doc)."""
+    task = problem.task_id
+    try:
+        reference = build_reference(problem, settings=settings)
+    except ValueError as error:
+        return [Finding(task, "reference", False, str(error))]
+    solution = reference.mechanism
+    if solution is None:
+        return [Finding(task, "mechanism", False, reference.mechanism_error)]
+    findings = [Finding(task, "mechanism", True, "closed form" if solution.law is not None else
+                        f"numeric root finding for {', '.join(solution.numeric)}")]
+    derived = _values(reference, problem.target.name)
+    verdict = judge(solution.law, reference.law.expr, candidate_values=derived,
+                    reference_values=reference.law.values, domain=reference.domain, settings=settings,
+                    reference_mp=reference.law.mp)
+    findings.append(Finding(task, "law", verdict.equivalent, f"{verdict.provenance}: {verdict.reason}"))
+    for name, expected in reference.probes.items():
+        findings.append(_check_probe(reference, name, expected, settings))
+    return findings
+
+
+def _values(reference: Reference, name: str) -> np.ndarray:
+    points = {n: reference.domain.points[i] for i, n in enumerate(reference.domain.names)}
+    return reference.mechanism.values([name], points)[name]
+
+
+def _check_probe(reference: Reference, name: str, expected, settings: Settings) -> Finding:
+    task, check = reference.problem.task_id, f"probe:{name}"
+    solution = reference.mechanism
+    if name not in solution.expressions and name not in solution.numeric:
+        return Finding(task, check, False, "not an internal quantity of the mechanism")
+    mechanism_values = _values(reference, name)
+    verdict = judge(solution.expressions.get(name), expected.expr, candidate_values=mechanism_values,
+                    reference_values=expected.values, domain=reference.domain, settings=settings,
+                    reference_mp=expected.mp)
+    if not verdict.equivalent:
+        return Finding(task, check, False, f"formula disagrees with the mechanism: {verdict.provenance}: "
+                                           f"{verdict.reason}")
+    same_as_law = judge(expected.expr, reference.law.expr, candidate_values=expected.values,
+                        reference_values=reference.law.values, domain=reference.domain, settings=settings)
+    if same_as_law.equivalent:
+        return Finding(task, check, False, "the probe is the target law itself")
+    finite = expected.values[np.isfinite(expected.values)]
+    if finite.size == 0 or np.ptp(finite) <= settings.rtol * np.max(np.abs(finite)):
+        return Finding(task, check, False, "the probe is constant over the domain")
+    return Finding(task, check, True, verdict.provenance)

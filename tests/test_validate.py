@@ -1,0 +1,75 @@
+"""``fastscore validate``: mechanisms derive their laws; probes are internal quantities."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fastscore.cli import main
+from fastscore.problems import load_problem
+from fastscore.validate import validate_problem
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
+MM = (EXAMPLE / "michaelis-menten-rate.yaml").read_text()
+
+
+def _problem(tmp_path: Path, text: str):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return load_problem(path, root=tmp_path)
+
+
+def _failures(problem) -> dict[str, str]:
+    return {f.check: f.detail for f in validate_problem(problem) if not f.ok}
+
+
+def test_bundled_examples_are_valid(capsys):
+    assert main(["validate", "--problems", str(EXAMPLE)]) == 0
+    assert "4 of 4 problems valid" in capsys.readouterr().out
+
+
+def test_a_law_the_mechanism_does_not_derive_fails(tmp_path):
+    text = MM.replace("phenomenological_formula: v = k3 * E_T * S / ((k2 + k3) / k1 + S)",
+                      "phenomenological_formula: v = k3 * E_T * S / (k2 / k1 + S)")
+    failures = _failures(_problem(tmp_path, text))
+    assert set(failures) == {"law"} and failures["law"].startswith("different")
+
+
+def test_an_under_determined_mechanism_fails(tmp_path):
+    text = MM.replace("- {formula: E_T = E_free + C, formula_description: Enzyme conservation}\n", "")
+    failures = _failures(_problem(tmp_path, text))
+    assert "under-determined" in failures["mechanism"]
+
+
+@pytest.mark.parametrize("probe, message", [
+    ("{name: C, description: wrong, formula: C = E_T * S / (k2 / k1 + S)}", "disagrees with the mechanism"),
+    ("{name: r_cat, description: same as the law}", "target law itself"),
+])
+def test_bad_probes_fail(tmp_path, probe, message):
+    text = MM.replace("- {name: C, description: Enzyme-substrate complex concentration, "
+                      "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", f"- {probe}")
+    failures = _failures(_problem(tmp_path, text))
+    assert len(failures) == 1 and message in next(iter(failures.values()))
+
+
+def test_a_probe_that_is_not_an_intermediate_is_rejected_when_loading(tmp_path):
+    from fastscore.problems import ProblemError
+    text = MM.replace("- {name: C, description: Enzyme-substrate complex concentration, "
+                      "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", "- {name: v, description: the target}")
+    with pytest.raises(ProblemError, match="not an intermediate"):
+        _problem(tmp_path, text)
+
+
+def test_a_probe_constant_over_the_domain_fails(tmp_path):
+    text = (EXAMPLE / "vacancy-diffusion-variant-1-2.yaml").read_text()
+    text = text.replace("Eb = Em + Omega * p**2 / pref", "Eb = Em").replace(
+        "exp(-(Em + Omega * p**2 / pref) / (kB * T))", "exp(-Em / (kB * T))")
+    failures = _failures(_problem(tmp_path, text))
+    assert failures == {"probe:Eb": "the probe is constant over the domain"}
+
+
+def test_cli_exit_status_is_1_when_a_problem_is_invalid(tmp_path, capsys):
+    (tmp_path / "bad.yaml").write_text(MM.replace("(k2 + k3) / k1 + S)\nproblem", "k2 / k1 + S)\nproblem")
+                                       .replace("v = k3 * E_T * S / ((k2 + k3) / k1 + S)", "v = k3 * E_T * S"))
+    assert main(["validate", "--problems", str(tmp_path)]) == 1
+    assert "FAIL bad: law" in capsys.readouterr().out
