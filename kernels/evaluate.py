@@ -26,7 +26,11 @@ def evaluate(tapes: Tape | TapeBatch | Sequence[Tape], X: np.ndarray) -> np.ndar
     Returns ``(n_tapes, n_points)``, or ``(n_points,)`` for a single Tape.  IEEE
     semantics: domain errors give NaN, overflow gives ±inf; nothing raises."""
     single = isinstance(tapes, Tape)
-    batch = tapes if isinstance(tapes, TapeBatch) else pack([tapes] if single else tapes)
+    if single:  # a batch of one without copying the tape
+        starts = np.array([0, len(tapes.ops)], dtype=np.int64)
+        batch = TapeBatch(tapes.ops, tapes.args, starts, tapes.depth, tapes.n_variables)
+    else:
+        batch = tapes if isinstance(tapes, TapeBatch) else pack(tapes)
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must have shape (n_variables, n_points), got {X.shape}")

@@ -68,17 +68,14 @@ class UnsupportedExpression(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Tape:
-    """One formula in postfix form; ``depth`` is the maximal stack depth in rows."""
+    """One formula in postfix form; ``depth`` is the maximal stack depth in rows,
+    ``n_variables`` the rows ``X`` must have (largest variable index used + 1)."""
 
     ops: np.ndarray
     args: np.ndarray
     depth: int
+    n_variables: int
     variables: tuple[str, ...] = ()
-
-    @property
-    def n_variables(self) -> int:
-        """Rows that ``X`` must have: one more than the largest variable index used."""
-        return _n_variables(self.ops, self.args)
 
     def to_text(self) -> str:
         """One instruction per line, variables by name (for debugging)."""
@@ -104,7 +101,7 @@ class Tape:
 @dataclass(frozen=True, eq=False)
 class TapeBatch:
     """Concatenated tapes: tape ``t`` is ``ops[starts[t]:starts[t + 1]]`` (``len(starts)``
-    is the number of tapes + 1); ``depth`` is the largest depth of any tape."""
+    is the number of tapes + 1); ``depth`` and ``n_variables`` are the largest of any tape."""
 
     ops: np.ndarray
     args: np.ndarray
@@ -130,9 +127,8 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
     code = _Compiler(index).emit(expr)
     ops = np.array([c for c, _ in code.instructions], dtype=np.int32)
     args = np.array([a for _, a in code.instructions], dtype=np.float64)
-    ops.flags.writeable = False
-    args.flags.writeable = False
-    return Tape(ops, args, code.depth, tuple(str(v) for v in variables))
+    used = [int(a) + 1 for c, a in code.instructions if c in op.WITH_VARIABLE]
+    return Tape(ops, args, code.depth, max(used, default=0), tuple(str(v) for v in variables))
 
 
 def pack(tapes: Sequence[Tape]) -> TapeBatch:
@@ -145,12 +141,7 @@ def pack(tapes: Sequence[Tape]) -> TapeBatch:
     else:
         ops, args = np.zeros(0, dtype=np.int32), np.zeros(0)
     depth = max((t.depth for t in tapes), default=0)
-    return TapeBatch(ops, args, starts, depth, _n_variables(ops, args))
-
-
-def _n_variables(ops: np.ndarray, args: np.ndarray) -> int:
-    uses = np.isin(ops, list(op.WITH_VARIABLE))
-    return int(args[uses].max()) + 1 if uses.any() else 0
+    return TapeBatch(ops, args, starts, depth, max((t.n_variables for t in tapes), default=0))
 
 
 @dataclass(frozen=True)
