@@ -15,7 +15,7 @@ import yaml
 
 __all__ = [
     "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
-    "DISTRIBUTIONS", "load_problem", "load_problems",
+    "DISTRIBUTIONS", "load_problem", "load_problems", "problem_files", "task_id_of",
 ]
 
 DISTRIBUTIONS = ("uniform", "log_uniform")
@@ -37,6 +37,25 @@ class Sampling:
     max: float
     ood_boundary: float
     distribution: str  # 'uniform' | 'log_uniform'
+
+    def __post_init__(self):
+        if fault := Sampling.fault(self.min, self.max, self.ood_boundary, self.distribution):
+            field, message = fault
+            raise ValueError(f"sampling.{field}: {message}" if field else f"sampling: {message}")
+
+    @staticmethod
+    def fault(low: float, high: float, boundary: float, distribution) -> tuple[str, str] | None:
+        """Why a sampling range is unusable, as (field or '', reason), or None when it is fine."""
+        if distribution not in DISTRIBUTIONS:
+            return "distribution", f"expected one of {', '.join(DISTRIBUTIONS)}, got {_show(distribution)}"
+        for field, value in (("min", low), ("max", high), ("ood_boundary", boundary)):
+            if not math.isfinite(value):
+                return field, f"expected a finite number, got {value!r}"
+        if not low < boundary < high:
+            return "", f"expected min < ood_boundary < max, got min={low:g}, ood_boundary={boundary:g}, max={high:g}"
+        if distribution == "log_uniform" and low <= 0:
+            return "min", f"log_uniform needs min > 0, got {low:g}"
+        return None
 
 
 @dataclass(frozen=True)
@@ -174,14 +193,8 @@ class _Reader:
         low, high, boundary = (self.number(self.required(data, key, field), f"{field}.{key}")
                                for key in ("min", "max", "ood_boundary"))
         distribution = self.required(data, "distribution", field)
-        if distribution not in DISTRIBUTIONS:
-            raise self.error(f"{field}.distribution",
-                             f"expected one of {', '.join(DISTRIBUTIONS)}, got {_show(distribution)}")
-        if not low < boundary < high:
-            raise self.error(field, f"expected min < ood_boundary < max, got min={low:g}, "
-                                    f"ood_boundary={boundary:g}, max={high:g}")
-        if distribution == "log_uniform" and low <= 0:
-            raise self.error(f"{field}.min", f"log_uniform needs min > 0, got {low:g}")
+        if fault := Sampling.fault(low, high, boundary, distribution):
+            raise self.error(f"{field}.{fault[0]}" if fault[0] else field, fault[1])
         return Sampling(min=low, max=high, ood_boundary=boundary, distribution=distribution)
 
     def variable(self, value, field: str, *, needs_sampling: bool) -> Variable:

@@ -188,6 +188,16 @@ def test_field_errors_name_file_and_field(tmp_path, changes, field, message):
     assert message in text, text
 
 
+def test_sampling_checks_itself():
+    assert Sampling(0.5, 2.0, 1.0, "log_uniform").ood_boundary == 1.0
+    with pytest.raises(ValueError, match=r"sampling: expected min < ood_boundary < max"):
+        Sampling(min=1.0, max=2.0, ood_boundary=2.0, distribution="uniform")
+    with pytest.raises(ValueError, match=r"sampling\.min: log_uniform needs min > 0, got -1"):
+        Sampling(min=-1.0, max=2.0, ood_boundary=1.0, distribution="log_uniform")
+    with pytest.raises(ValueError, match=r"sampling\.distribution: expected one of uniform, log_uniform"):
+        Sampling(min=0.0, max=2.0, ood_boundary=1.0, distribution="gaussian")
+
+
 def test_invalid_yaml_and_non_mapping(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("problem_name: [unclosed\n", encoding="utf-8")
