@@ -87,6 +87,9 @@ def symbol(name: str) -> se.Symbol:
     return se.Symbol(name)
 
 
+_ONE = se.Integer(1)
+_LOG_10 = se.log(se.Integer(10))
+_LOG_2 = se.log(se.Integer(2))
 _ONE_THIRD = se.Rational(1, 3)
 
 
@@ -95,19 +98,28 @@ def _cbrt(x):
     return se.Pow(x, _ONE_THIRD)
 
 
+def _log(x, base=None):
+    """Natural logarithm, or ``log(x)/log(base)``.
+
+    (``se.log(x, base)`` compares ``base == None``, which imports SymPy.)
+    """
+    return se.log(x) if base is None else se.log(x) / se.log(base)
+
+
 def _log10(x):
-    return se.log(x, 10)
+    return se.log(x) / _LOG_10
 
 
 def _log2(x):
-    return se.log(x, 2)
+    return se.log(x) / _LOG_2
+
 
 # name -> (SymEngine callable, allowed argument counts)
 _FUNCTION_TABLE = {
     "sqrt": (se.sqrt, (1,)),
     "cbrt": (_cbrt, (1,)),
     "exp": (se.exp, (1,)),
-    "log": (se.log, (1, 2)),  # log(x) natural; log(x, base) = log(x)/log(base)
+    "log": (_log, (1, 2)),
     "ln": (se.log, (1,)),
     "log10": (_log10, (1,)),
     "log2": (_log2, (1,)),
@@ -270,8 +282,10 @@ def _finite_real(expr: se.Basic) -> bool:
 
 # --------------------------------------------------------------------------- parser
 
-# A parsed value is a tuple (expr, const, bound): ``const`` is true when the value has
-# no free symbols; ``bound`` is an upper bound on |numeric exponent| of any power the
+# A parsed value is a tuple (expr, const, bound): ``const`` is true when the value is
+# known to have no free symbols (built from constants only, or folded to a number,
+# as x - x does), so constant subexpressions can be checked to be finite and real;
+# ``bound`` is an upper bound on |numeric exponent| of any power the
 # value can yield under SymEngine's automatic folding (leaves count 1, products add,
 # powers multiply), so the full tree walk for folded exponents runs only when needed.
 
@@ -451,11 +465,14 @@ class _Parser:
             raise ParseError(f"{name}() takes {expected} argument(s), got {len(args)} (column {column})", column)
         exprs = [expr for expr, _, _ in args]
         const = all(arg_const for _, arg_const, _ in args)
-        if name == "log" and len(args) == 2 and args[1][1]:
-            base = args[1][0]
-            if not _finite_real(base) or not float(base.n(53, real=True)) > 0 or base == 1:
+        if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
+            (x, x_const, _), (base, base_const, _) = args
+            if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
                 raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
+            if x_const and not _finite_real(se.log(x)):
+                raise self._not_real(f"log({_short(x, 20)})", column)
         result = function(*exprs)
+        const = const or result.is_Number
         if const and not _finite_real(result):
             raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", column)
         return result, const, max(bound for _, _, bound in args)
@@ -486,7 +503,7 @@ class _Parser:
                     raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             bound = max(b_bound, e_bound)
         result = b**e
-        const = b_const and e_const
+        const = (b_const and e_const) or result.is_Number
         if const and not _finite_real(result):
             raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", column)
         return result, const, bound
