@@ -23,7 +23,22 @@ PROBLEM_SUFFIXES = (".yaml", ".yml")
 FAMILY_SUFFIXES = (".family.yaml", ".family.yml")
 _SAMPLING_KEYS = frozenset({"min", "max", "ood_boundary", "distribution"})
 _PROBE_KEYS = frozenset({"name", "description", "formula"})
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """Safe YAML loading that refuses a key given twice in one mapping (YAML would keep the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key '{key}' is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 class ProblemError(ValueError):

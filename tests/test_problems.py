@@ -203,6 +203,10 @@ def test_invalid_yaml_and_non_mapping(tmp_path):
     broken.write_text("problem_name: [unclosed\n", encoding="utf-8")
     with pytest.raises(ProblemError, match=r"broken\.yaml: invalid YAML at line"):
         load_problem(broken, root=tmp_path)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(yaml.safe_dump(BASE) + "mechanism: []\n", encoding="utf-8")
+    with pytest.raises(ProblemError, match=r"twice\.yaml: invalid YAML at line \d+: key 'mechanism' is given twice"):
+        load_problem(twice, root=tmp_path)
     listing = tmp_path / "list.yaml"
     listing.write_text("- 1\n- 2\n", encoding="utf-8")
     with pytest.raises(ProblemError, match=r"list\.yaml: expected a mapping, got \[1, 2\]"):
