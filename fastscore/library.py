@@ -1,0 +1,694 @@
+"""The problem library: MechBench-style families and their composed instances.
+
+A *family* is a canonical mechanism (the Original) plus five base mutations
+Δ1…Δ5. Every subset S of {1…5} gives one instance (32 per family; S = ∅ is the
+Original). Mutations compose at the mechanism level, independently of their
+order; the phenomenal law and the probe formulas of every instance are *derived*
+by solving its composed mechanism (``fastscore.solve``), never written by hand.
+
+Family file format (``problems/mechbench/<family>.family.yaml``)::
+
+    family: vacancy-diffusion          # slug; task ids are <family>/original, <family>/variant-1-2
+    title: Vacancy Diffusion           # problem_name is "<title> - Original" / "<title> - Variant 1-2"
+    domain: materials                  # physics | chemistry | biology | materials | ...
+    description: ...                   # problem_description of every instance
+    target: {name, description, unit}
+    inputs:        [{name, description, unit, sampling: {min, ood_boundary, max, distribution}}]
+    constants:     [{name, value, unit, description}]
+    intermediates: [{name, description, unit}]
+    relations:                         # the Original mechanism, one named relation each
+    - id: cv                           # a plain relation: one equation
+      equation: cv = exp(-H_f/(kB*T))
+      description: ...
+      probe: cv                        # optional: the intermediate probed when a mutation edits it
+    - id: Hf                           # a balance: a sum of named terms on each side
+      balance:
+        left: {enthalpy: H_f}
+        right: {formation: Ef, work: p*Omega}
+      description: ...
+    original_probes: [cv]              # probes of the Original (1 to 5 intermediates)
+    mutations:
+    - index: 1                         # 1..5, each exactly once
+      name: ...
+      kind: ...                        # e.g. "source term in a balance"
+      description: ...
+      edits:                           # edits of *original* relations, or new relations
+      - replace: cm                    # a plain relation gets a new equation
+        equation: cm = cv/(1 + 3*exp(-Et/(kB*T)))
+        description: ...               # replaces the relation's description
+      - add_terms: Eb                  # a balance gains terms (left and/or right)
+        right: {pressure: Omega*p**2/pref}
+        description: ...               # appended to the relation's description
+      - replace_term: Hf               # one named original term of a balance changes
+        side: right
+        term: work
+        expr: p*Omega - Omega*p**2/(2*Bmod)
+        description: ...               # appended to the relation's description
+      - add_relation: {id, equation | balance, description, probe?}
+    core_set: [[], [1], [3], [1, 2], ...]   # 10 subsets: 0, 1, 1, 2, 2, 3, 3, 4, 4, 5 mutations
+
+Every name (target, inputs, constants, intermediates, including those only a
+mutation uses) is declared once at the family level; an instance lists the ones
+its composed mechanism uses. Formulas are read by the whitelisted parser
+(``fastscore.parse``); undeclared ``pi`` is π.
+
+Composition rules (which make the merge well defined and order-independent):
+
+* edits name original relations only; ``add_relation`` ids are new;
+* two mutations may edit the same relation only if their edits agree: the same
+  ``replace`` / ``replace_term`` / ``add_relation`` text, or ``add_terms`` whose
+  terms either have distinct ids or are the same term (same id and expression);
+* a balance keeps the *union* of its terms, each term once (original terms first,
+  then added terms by mutation index); descriptions are merged the same way.
+
+These conflicts are pairwise, so ``load_family`` checks every pair of mutations and
+any subset then composes without conflict. An instance's probes are the probes of
+the relations its mutations edit or add (``original_probes`` for the Original),
+each once, one to five of them.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import symengine as se
+import yaml
+
+from fastscore.data import sample_inputs
+from fastscore.parse import ParseError, parse_equation, parse_expression
+from fastscore.problems import Constant, Equation, Probe, Problem, ProblemError, Sampling, Variable
+from fastscore.reference import solve_reference_mechanism
+from fastscore.solve import SolveError
+
+__all__ = [
+    "Family", "FamilyError", "Mechanism", "Mutation", "Relation", "apply_mutation", "compose",
+    "core_set", "instance_task_id", "instances", "instance_yaml", "library_files", "load_family",
+    "load_families", "original_mechanism",
+]
+
+FAMILY_SUFFIX = ".family.yaml"
+CORE_SET_FILE = "core-set.txt"
+N_MUTATIONS = 5
+MAX_PROBES = 5
+CORE_SET_SIZES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 5)  # mutation counts of the 10 Core-set instances
+SOLVE_POINTS = 64  # domain points for the solver's branch choice and the validity check
+SOLVE_SEED = 20240531
+SOLVE_BUDGET = 20.0  # seconds per instance
+
+
+class FamilyError(ValueError):
+    """A family file, or one of its composed instances, that cannot be used; one line."""
+
+
+# ------------------------------------------------------------------ family model
+
+
+@dataclass(frozen=True)
+class Term:
+    """One named term of a balance; ``origin`` is 0 (Original) or the mutation index."""
+
+    id: str
+    expr: str
+    origin: int = 0
+    replaced_by: int = 0  # the mutation that replaced its expression (replace_term)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A named relation: a plain ``equation`` or a balance (``left`` = ``right`` sums of terms).
+
+    ``notes`` are (origin, text) description parts; the first is the base description.
+    """
+
+    id: str
+    notes: tuple[tuple[int, str], ...]
+    probe: str | None = None
+    equation: str | None = None
+    left: tuple[Term, ...] = ()
+    right: tuple[Term, ...] = ()
+    origin: int = 0  # 0, or the index of the mutation that added it
+    replaced_by: int = 0  # the mutation that replaced its equation
+
+    @property
+    def is_balance(self) -> bool:
+        return self.equation is None
+
+    @property
+    def description(self) -> str:
+        ordered = sorted(self.notes, key=lambda note: note[0])
+        return " ".join(dict.fromkeys(text for _, text in ordered))
+
+    def text(self) -> str:
+        """The relation as one equation ``lhs = rhs``."""
+        if self.equation is not None:
+            return self.equation
+        return f"{_sum_text(self.left)} = {_sum_text(self.right)}"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of a mutation: ``kind`` in replace | add_terms | replace_term | add_relation."""
+
+    kind: str
+    target: str  # the relation id edited (or added)
+    note: str
+    equation: str | None = None  # replace
+    left: tuple[Term, ...] = ()  # add_terms
+    right: tuple[Term, ...] = ()
+    side: str | None = None  # replace_term
+    term: str | None = None
+    expr: str | None = None
+    relation: Relation | None = None  # add_relation
+
+
+@dataclass(frozen=True)
+class Mutation:
+    index: int
+    name: str
+    kind: str
+    description: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    domain: str
+    description: str
+    target: Variable
+    inputs: tuple[Variable, ...]
+    constants: tuple[Constant, ...]
+    intermediates: tuple[Variable, ...]
+    relations: tuple[Relation, ...]
+    original_probes: tuple[str, ...]
+    mutations: tuple[Mutation, ...]  # index 1..5 in order
+    core_set: tuple[frozenset[int], ...]
+    source: str
+
+    def mutation(self, index: int) -> Mutation:
+        return self.mutations[index - 1]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every declared name."""
+        return (self.target.name, *(v.name for v in self.inputs), *(c.name for c in self.constants),
+                *(v.name for v in self.intermediates))
+
+
+Mechanism = tuple[Relation, ...]
+"""A (composed) mechanism: relations in a canonical order."""
+
+
+# ------------------------------------------------------------------ reading
+
+
+class _Reader:
+    def __init__(self, source: str):
+        self.source = source
+
+    def error(self, where: str, message: str) -> FamilyError:
+        return FamilyError(f"{self.source}: {where}: {message}")
+
+    def mapping(self, value, where: str, keys: Iterable[str], *, required: Iterable[str] = ()) -> Mapping:
+        if not isinstance(value, Mapping):
+            raise self.error(where, "expected a mapping")
+        unknown = set(value) - set(keys)
+        if unknown:
+            raise self.error(where, f"unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+        for key in required:
+            if value.get(key) is None:
+                raise self.error(where, f"missing field '{key}'")
+        return value
+
+    def sequence(self, value, where: str) -> list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.error(where, "expected a list")
+        return value
+
+    def text(self, value, where: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(where, "expected non-empty text")
+        return value.strip()
+
+    def number(self, value, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(where, f"expected a finite number, got {value!r}")
+        return float(value)
+
+
+def _variable(read: _Reader, data, where: str, *, sampled: bool) -> Variable:
+    keys = ("name", "description", "unit", "sampling") if sampled else ("name", "description", "unit")
+    data = read.mapping(data, where, keys, required=keys)
+    sampling = None
+    if sampled:
+        s = read.mapping(data["sampling"], f"{where}.sampling", ("min", "ood_boundary", "max", "distribution"),
+                         required=("min", "ood_boundary", "max", "distribution"))
+        low, boundary, high = (read.number(s[k], f"{where}.sampling.{k}") for k in ("min", "ood_boundary", "max"))
+        if not low < boundary < high:
+            raise read.error(f"{where}.sampling", "needs min < ood_boundary < max")
+        if s["distribution"] not in ("uniform", "log_uniform"):
+            raise read.error(f"{where}.sampling.distribution", "must be uniform or log_uniform")
+        if s["distribution"] == "log_uniform" and low <= 0:
+            raise read.error(f"{where}.sampling", "log_uniform needs min > 0")
+        sampling = Sampling(min=low, max=high, ood_boundary=boundary, distribution=s["distribution"])
+    return Variable(name=read.text(data["name"], f"{where}.name"),
+                    description=read.text(data["description"], f"{where}.description"),
+                    unit=str(data["unit"]), sampling=sampling)
+
+
+def _constant(read: _Reader, data, where: str) -> Constant:
+    keys = ("name", "value", "unit", "description")
+    data = read.mapping(data, where, keys, required=keys)
+    return Constant(name=read.text(data["name"], f"{where}.name"), value=read.number(data["value"], f"{where}.value"),
+                    description=read.text(data["description"], f"{where}.description"), unit=str(data["unit"]))
+
+
+def _terms(read: _Reader, data, where: str, origin: int) -> tuple[Term, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping) or not data:
+        raise read.error(where, "expected a mapping of term id to expression")
+    return tuple(Term(id=str(key), expr=str(value).strip(), origin=origin) for key, value in data.items())
+
+
+def _relation(read: _Reader, data, where: str, origin: int) -> Relation:
+    data = read.mapping(data, where, ("id", "equation", "balance", "description", "probe"),
+                        required=("id", "description"))
+    relation_id = read.text(str(data["id"]), f"{where}.id")
+    notes = ((origin, read.text(data["description"], f"{where}.description")),)
+    probe = None if data.get("probe") is None else read.text(data["probe"], f"{where}.probe")
+    if (data.get("equation") is None) == (data.get("balance") is None):
+        raise read.error(where, "give exactly one of 'equation' and 'balance'")
+    if data.get("equation") is not None:
+        return Relation(id=relation_id, notes=notes, probe=probe, origin=origin,
+                        equation=read.text(data["equation"], f"{where}.equation"))
+    balance = read.mapping(data["balance"], f"{where}.balance", ("left", "right"), required=("left", "right"))
+    return Relation(id=relation_id, notes=notes, probe=probe, origin=origin,
+                    left=_terms(read, balance["left"], f"{where}.balance.left", 0),
+                    right=_terms(read, balance["right"], f"{where}.balance.right", 0))
+
+
+_EDIT_KEYS = {
+    "replace": ("replace", "equation", "description"),
+    "add_terms": ("add_terms", "left", "right", "description"),
+    "replace_term": ("replace_term", "side", "term", "expr", "description"),
+    "add_relation": ("add_relation",),
+}
+
+
+def _edit(read: _Reader, data, where: str, index: int) -> Edit:
+    if not isinstance(data, Mapping):
+        raise read.error(where, "expected a mapping")
+    kinds = [kind for kind in _EDIT_KEYS if kind in data]
+    if len(kinds) != 1:
+        raise read.error(where, f"give exactly one of {', '.join(_EDIT_KEYS)}")
+    kind = kinds[0]
+    data = read.mapping(data, where, _EDIT_KEYS[kind], required=_EDIT_KEYS[kind][:1])
+    if kind == "add_relation":
+        relation = _relation(read, data[kind], f"{where}.add_relation", index)
+        return Edit(kind=kind, target=relation.id, note="", relation=relation)
+    target = read.text(str(data[kind]), f"{where}.{kind}")
+    note = read.text(data.get("description"), f"{where}.description")
+    if kind == "replace":
+        return Edit(kind=kind, target=target, note=note, equation=read.text(data.get("equation"), f"{where}.equation"))
+    if kind == "add_terms":
+        left = _terms(read, data.get("left"), f"{where}.left", index)
+        right = _terms(read, data.get("right"), f"{where}.right", index)
+        if not left and not right:
+            raise read.error(where, "add_terms needs 'left' or 'right' terms")
+        return Edit(kind=kind, target=target, note=note, left=left, right=right)
+    if data.get("side") not in ("left", "right"):
+        raise read.error(f"{where}.side", "must be left or right")
+    return Edit(kind=kind, target=target, note=note, side=data["side"],
+                term=read.text(str(data.get("term")), f"{where}.term"),
+                expr=read.text(str(data.get("expr")), f"{where}.expr"))
+
+
+def _mutation(read: _Reader, data, where: str) -> Mutation:
+    data = read.mapping(data, where, ("index", "name", "kind", "description", "edits"),
+                        required=("index", "name", "kind", "description", "edits"))
+    index = data["index"]
+    if not isinstance(index, int) or isinstance(index, bool) or not 1 <= index <= N_MUTATIONS:
+        raise read.error(f"{where}.index", f"must be an integer 1..{N_MUTATIONS}")
+    edits = tuple(_edit(read, item, f"{where}.edits[{i}]", index)
+                  for i, item in enumerate(read.sequence(data["edits"], f"{where}.edits")))
+    if not edits:
+        raise read.error(f"{where}.edits", "a mutation needs at least one edit")
+    return Mutation(index=index, name=read.text(data["name"], f"{where}.name"),
+                    kind=read.text(data["kind"], f"{where}.kind"),
+                    description=read.text(data["description"], f"{where}.description"), edits=edits)
+
+
+_FAMILY_KEYS = ("family", "title", "domain", "description", "target", "inputs", "constants", "intermediates",
+                "relations", "original_probes", "mutations", "core_set")
+
+
+def load_family(path: str | Path) -> Family:
+    """Read and check one family file (schema, formulas, mutation conflicts, Core-set shape)."""
+    source = str(path)
+    read = _Reader(source)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise FamilyError(f"{source}: cannot read: {str(error).splitlines()[0]}") from None
+    data = read.mapping(data, "family", _FAMILY_KEYS, required=_FAMILY_KEYS)
+    name = read.text(data["family"], "family")
+    if not Path(source).name == f"{name}{FAMILY_SUFFIX}":
+        raise read.error("family", f"the file must be named {name}{FAMILY_SUFFIX}")
+    mutations = sorted((_mutation(read, item, f"mutations[{i}]")
+                        for i, item in enumerate(read.sequence(data["mutations"], "mutations"))),
+                       key=lambda m: m.index)
+    if [m.index for m in mutations] != list(range(1, N_MUTATIONS + 1)):
+        raise read.error("mutations", f"needs mutations with indices 1..{N_MUTATIONS}, each once")
+    core = []
+    for i, subset in enumerate(read.sequence(data["core_set"], "core_set")):
+        if not isinstance(subset, list) or any(not isinstance(k, int) or not 1 <= k <= N_MUTATIONS for k in subset):
+            raise read.error(f"core_set[{i}]", f"expected a list of mutation indices 1..{N_MUTATIONS}")
+        core.append(frozenset(subset))
+    if sorted(len(s) for s in core) != list(CORE_SET_SIZES) or len(set(core)) != len(core):
+        raise read.error("core_set", "needs 10 distinct subsets: the Original, two each of 1..4 mutations, all five")
+    family = Family(
+        name=name, title=read.text(data["title"], "title"), domain=read.text(data["domain"], "domain"),
+        description=read.text(data["description"], "description"),
+        target=_variable(read, data["target"], "target", sampled=False),
+        inputs=tuple(_variable(read, v, f"inputs[{i}]", sampled=True)
+                     for i, v in enumerate(read.sequence(data["inputs"], "inputs"))),
+        constants=tuple(_constant(read, c, f"constants[{i}]")
+                        for i, c in enumerate(read.sequence(data["constants"], "constants"))),
+        intermediates=tuple(_variable(read, v, f"intermediates[{i}]", sampled=False)
+                            for i, v in enumerate(read.sequence(data["intermediates"], "intermediates"))),
+        relations=tuple(_relation(read, r, f"relations[{i}]", 0)
+                        for i, r in enumerate(read.sequence(data["relations"], "relations"))),
+        original_probes=tuple(read.text(p, "original_probes") for p in read.sequence(data["original_probes"],
+                                                                                      "original_probes")),
+        mutations=tuple(mutations), core_set=tuple(core), source=source,
+    )
+    _check_family(family, read)
+    return family
+
+
+def load_families(directory: str | Path) -> list[Family]:
+    """Every ``*.family.yaml`` directly in ``directory``, sorted by family name."""
+    paths = sorted(Path(directory).glob(f"*{FAMILY_SUFFIX}"))
+    if not paths:
+        raise FamilyError(f"{directory}: no family files (*{FAMILY_SUFFIX}) found")
+    return [load_family(path) for path in paths]
+
+
+def _check_family(family: Family, read: _Reader) -> None:
+    names = family.names
+    duplicated = [n for n in set(names) if names.count(n) > 1]
+    if duplicated:
+        raise read.error("names", f"declared more than once: {', '.join(sorted(duplicated))}")
+    intermediates = {v.name for v in family.intermediates}
+    original = {r.id: r for r in family.relations}
+    if len(original) != len(family.relations):
+        raise read.error("relations", "relation ids must be unique")
+    relations = list(family.relations)
+    for mutation in family.mutations:
+        for edit in mutation.edits:
+            where = f"mutation {mutation.index}, {edit.kind} {edit.target}"
+            if edit.kind == "add_relation":
+                if edit.target in original:
+                    raise read.error(where, "an added relation needs a new id")
+                relations.append(edit.relation)
+                continue
+            base = original.get(edit.target)
+            if base is None:
+                raise read.error(where, "edits must name an original relation")
+            if edit.kind == "replace" and base.is_balance:
+                raise read.error(where, "a balance is edited with add_terms or replace_term")
+            if edit.kind in ("add_terms", "replace_term") and not base.is_balance:
+                raise read.error(where, "only a balance has terms")
+            if edit.kind == "replace_term" and edit.term not in {t.id for t in getattr(base, edit.side)}:
+                raise read.error(where, f"no original term '{edit.term}' on the {edit.side}")
+    for relation in relations:
+        if relation.probe is not None and relation.probe not in intermediates:
+            raise read.error(f"relation {relation.id}", f"probe '{relation.probe}' is not an intermediate")
+    for name in family.original_probes:
+        if name not in intermediates:
+            raise read.error("original_probes", f"'{name}' is not an intermediate")
+    texts = [r.text() for r in relations]
+    texts += [e.equation for m in family.mutations for e in m.edits if e.equation is not None]
+    texts += [f"{family.target.name} = {e.expr}" for m in family.mutations for e in m.edits if e.expr is not None]
+    texts += [f"{family.target.name} = {t.expr}" for m in family.mutations for e in m.edits for t in e.left + e.right]
+    for text in texts:
+        try:
+            parse_equation(text, names=names)
+        except ParseError as error:
+            raise read.error("formula", f"{text!r}: {error}") from None
+    for a, b in itertools.combinations(family.mutations, 2):
+        try:
+            apply_mutation(apply_mutation(original_mechanism(family), a), b)
+        except FamilyError as error:
+            raise read.error("mutations", str(error)) from None
+
+
+# ------------------------------------------------------------------ composition
+
+
+def original_mechanism(family: Family) -> Mechanism:
+    """The Original's mechanism."""
+    return family.relations
+
+
+def apply_mutation(mechanism: Mechanism, mutation: Mutation) -> Mechanism:
+    """``mechanism`` with ``mutation``'s edits applied; raises ``FamilyError`` on a conflict.
+
+    The result does not depend on the order in which mutations are applied: agreeing
+    edits are kept once and everything is ordered by origin, never by arrival.
+    """
+    relations = {r.id: r for r in mechanism}
+    for edit in mutation.edits:
+        where = f"mutation {mutation.index} ({edit.kind} {edit.target})"
+        if edit.kind == "add_relation":
+            existing = relations.get(edit.target)
+            if existing is not None and _content(existing) != _content(edit.relation):
+                raise FamilyError(f"{where} conflicts with mutation {existing.origin}, which defines it differently")
+            if existing is None or edit.relation.origin < existing.origin:
+                relations[edit.target] = edit.relation
+            continue
+        relation = relations[edit.target]
+        note = (mutation.index, edit.note)
+        if edit.kind == "replace":
+            if relation.replaced_by and (relation.equation, relation.description) != (edit.equation, edit.note):
+                raise FamilyError(f"{where} conflicts with mutation {relation.replaced_by}, which replaces it too")
+            replaced_by = min(filter(None, (relation.replaced_by, mutation.index)))
+            relations[edit.target] = replace(relation, equation=edit.equation, notes=((replaced_by, edit.note),),
+                                             replaced_by=replaced_by)
+            continue
+        if edit.kind == "add_terms":
+            left, right = _union(relation.left, edit.left, where), _union(relation.right, edit.right, where)
+        else:  # replace_term
+            terms = list(getattr(relation, edit.side))
+            i = next(k for k, t in enumerate(terms) if t.id == edit.term)
+            if terms[i].replaced_by and terms[i].expr != edit.expr:
+                raise FamilyError(f"{where} conflicts with mutation {terms[i].replaced_by}, which replaces it too")
+            terms[i] = replace(terms[i], expr=edit.expr,
+                               replaced_by=min(filter(None, (terms[i].replaced_by, mutation.index))))
+            left, right = (tuple(terms), relation.right) if edit.side == "left" else (relation.left, tuple(terms))
+        relations[edit.target] = replace(relation, left=left, right=right,
+                                         notes=tuple(sorted(set(relation.notes) | {note})))
+    return tuple(sorted(relations.values(), key=lambda r: r.origin))
+
+
+def _content(relation: Relation) -> tuple:
+    return relation.probe, relation.equation, relation.description, _exprs(relation.left), _exprs(relation.right)
+
+
+def _exprs(terms: tuple[Term, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((t.id, t.expr) for t in terms)
+
+
+def _union(terms: tuple[Term, ...], new: tuple[Term, ...], where: str) -> tuple[Term, ...]:
+    """The union of two term lists, each term once, original terms first then by origin."""
+    merged = {t.id: t for t in terms}
+    for term in new:
+        old = merged.get(term.id)
+        if old is not None and old.expr != term.expr:
+            raise FamilyError(f"{where}: term '{term.id}' conflicts with another definition of it")
+        if old is None or (old.origin and term.origin < old.origin):
+            merged[term.id] = term
+    return tuple(sorted(merged.values(), key=lambda t: t.origin))
+
+
+def _sum_text(terms: tuple[Term, ...]) -> str:
+    text = ""
+    for term in terms:
+        expr = parse_expression(term.expr, allow_new_names=True)
+        piece = f"({term.expr})" if expr.is_Add else term.expr
+        if not text:
+            text = piece
+        elif piece.startswith("-") and not expr.is_Add:
+            text += f" - {piece[1:]}"
+        else:
+            text += f" + {piece}"
+    return text
+
+
+def composed_mechanism(family: Family, subset: Iterable[int]) -> Mechanism:
+    """The mechanism of the instance with mutations ``subset``."""
+    mechanism = original_mechanism(family)
+    for index in sorted(set(subset)):
+        mechanism = apply_mutation(mechanism, family.mutation(index))
+    return mechanism
+
+
+def instance_task_id(family: Family | str, subset: Iterable[int]) -> str:
+    """``<family>/original`` or ``<family>/variant-1-2`` (sorted mutation indices)."""
+    name = family if isinstance(family, str) else family.name
+    indices = sorted(set(subset))
+    return f"{name}/original" if not indices else f"{name}/variant-{'-'.join(map(str, indices))}"
+
+
+def compose(family: Family, subset: frozenset[int]) -> Problem:
+    """The problem of the instance with mutations ``subset``: composed mechanism, its
+    derived law and probe formulas (raises ``FamilyError`` with the reason when the
+    composed mechanism has no unique closed-form solution valid over the sampling domain)."""
+    subset = frozenset(subset)
+    if not subset <= set(range(1, N_MUTATIONS + 1)):
+        raise FamilyError(f"{family.name}: mutation indices must lie in 1..{N_MUTATIONS}, got {sorted(subset)}")
+    task_id = instance_task_id(family, subset)
+    mechanism = composed_mechanism(family, subset)
+    equations = tuple(Equation(text=r.text(), description=r.description) for r in mechanism)
+    used: set[str] = set()
+    for equation in equations:
+        lhs, rhs = parse_equation(equation.text, names=family.names)
+        used |= {s.name for s in (lhs.free_symbols | rhs.free_symbols)}
+    if family.target.name not in used:
+        raise FamilyError(f"{task_id}: the target {family.target.name} appears in no relation")
+    probe_names = _probe_names(family, subset, mechanism)
+    draft = Problem(
+        task_id=task_id,
+        name=f"{family.title} - {'Original' if not subset else 'Variant ' + '-'.join(map(str, sorted(subset)))}",
+        description=family.description, target=family.target,
+        inputs=tuple(v for v in family.inputs if v.name in used), auxiliary_inputs=(),
+        intermediates=tuple(v for v in family.intermediates if v.name in used),
+        constants=tuple(c for c in family.constants if c.name in used),
+        law="", mechanism=equations, family=family.name, domain=family.domain,
+        mutations=tuple(sorted(subset)), probes=(), source=family.source,
+    )
+    missing = [p for p in probe_names if p not in {v.name for v in draft.intermediates}]
+    if missing:
+        raise FamilyError(f"{task_id}: probe(s) {', '.join(missing)} not in the composed mechanism")
+    law, probes = _derive(draft, probe_names)
+    return replace(draft, law=f"{family.target.name} = {law}",
+                   probes=tuple(Probe(name=name, description=_description(family, name),
+                                      formula=f"{name} = {text}") for name, text in probes))
+
+
+def _probe_names(family: Family, subset: frozenset[int], mechanism: Mechanism) -> tuple[str, ...]:
+    if not subset:
+        names = family.original_probes
+    else:
+        original = {r.id: r for r in family.relations}
+        added = {r.id: r for r in mechanism}
+        names = tuple(
+            probe for index in sorted(subset) for edit in family.mutation(index).edits
+            if (probe := (added if edit.kind == "add_relation" else original)[edit.target].probe) is not None
+        )
+    names = tuple(dict.fromkeys(names))
+    if not 1 <= len(names) <= MAX_PROBES:
+        raise FamilyError(f"{instance_task_id(family, subset)}: needs 1 to {MAX_PROBES} probes, has {len(names)}")
+    return names
+
+
+def _description(family: Family, name: str) -> str:
+    return next(v.description for v in family.intermediates if v.name == name)
+
+
+def _derive(problem: Problem, probe_names: tuple[str, ...]) -> tuple[str, list[tuple[str, str]]]:
+    """Solve ``problem``'s mechanism: the law's text and each probe's text, checked to
+    re-parse to the same expression and to be real and finite over the sampling domain."""
+    constants = {c.name: c.value for c in problem.constants}
+    drawn = sample_inputs(problem, region="domain", n=SOLVE_POINTS, rng=np.random.default_rng(SOLVE_SEED))
+    points = {**drawn, **constants}
+    try:
+        solution = solve_reference_mechanism(problem, points, constants={}, budget=SOLVE_BUDGET)
+    except (SolveError, ParseError) as error:
+        raise FamilyError(f"{problem.task_id}: the composed mechanism does not solve: {error}") from None
+    texts = []
+    for name in (problem.target.name, *probe_names):
+        expr = solution.expressions.get(name)
+        if expr is None:
+            raise FamilyError(f"{problem.task_id}: {name} has no closed form in the inputs")
+        text = str(expr)
+        try:
+            again = parse_expression(text, names=problem.known_names)
+        except ParseError as error:
+            raise FamilyError(f"{problem.task_id}: the text of {name} does not re-parse: {error}") from None
+        if not (again - expr).expand().is_zero and again != expr:
+            raise FamilyError(f"{problem.task_id}: the text of {name} re-parses to a different expression")
+        values = solution.values([name], points)[name]
+        if not np.all(np.isfinite(values)):
+            raise FamilyError(f"{problem.task_id}: {name} is not real and finite over the sampling domain")
+        texts.append((name, text))
+    return texts[0][1], texts[1:]
+
+
+def instances(family: Family) -> list[Problem]:
+    """All 32 instances of ``family``, the Original first, then by number of mutations."""
+    subsets = sorted((frozenset(c) for k in range(N_MUTATIONS + 1)
+                      for c in itertools.combinations(range(1, N_MUTATIONS + 1), k)),
+                     key=lambda s: (len(s), sorted(s)))
+    return [compose(family, subset) for subset in subsets]
+
+
+def core_set(families: Iterable[Family]) -> list[str]:
+    """Task ids of the Core-set instances of ``families`` (relative to the library directory)."""
+    return [instance_task_id(f, subset) for f in families
+            for subset in sorted(f.core_set, key=lambda s: (len(s), sorted(s)))]
+
+
+# ------------------------------------------------------------------ writing
+
+
+def _variable_data(variable: Variable) -> dict:
+    data = {"name": variable.name, "description": variable.description, "unit": variable.unit}
+    if variable.sampling is not None:
+        s = variable.sampling
+        data["sampling"] = {"min": s.min, "max": s.max, "ood_boundary": s.ood_boundary,
+                            "distribution": s.distribution}
+    return data
+
+
+def instance_yaml(problem: Problem) -> str:
+    """The problem file text of a composed instance (MDBench fields + fastscore's)."""
+    data = {
+        "problem_name": problem.name,
+        "phenomenological_formula": problem.law,
+        "problem_description": problem.description,
+        "family": problem.family,
+        "domain": problem.domain,
+        "mutations": list(problem.mutations),
+        "variable_description": {
+            "target": _variable_data(problem.target),
+            "inputs": [_variable_data(v) for v in problem.inputs],
+            "intermediates": [_variable_data(v) for v in problem.intermediates],
+            "auxiliary_inputs": [],
+        },
+        "constants": [{"name": c.name, "description": c.description, "value": c.value, "unit": c.unit}
+                      for c in problem.constants],
+        "mechanism": [{"formula": e.text, "formula_description": e.description} for e in problem.mechanism],
+        "probes": [{"name": p.name, "description": p.description, "formula": p.formula} for p in problem.probes],
+    }
+    header = f"# Generated by scripts/build_library.py from {Path(problem.source).name}; do not edit.\n"
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def library_files(directory: str | Path) -> dict[str, str]:
+    """Every generated file of the library in ``directory``: relative path -> text.
+
+    ``<family>/<instance>.yaml`` for the 32 instances of each family and
+    ``core-set.txt`` (one task id a line)."""
+    families = load_families(directory)
+    files = {f"{problem.task_id}.yaml": instance_yaml(problem) for family in families for problem in instances(family)}
+    files[CORE_SET_FILE] = "".join(f"{task_id}\n" for task_id in core_set(families))
+    return files
