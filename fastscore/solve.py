@@ -30,9 +30,8 @@ from fractions import Fraction
 import numpy as np
 import symengine as se
 
-from fastscore.kernels.evaluate import evaluate
+from fastscore.kernels import compile_tape, evaluate
 from fastscore.kernels.roots import compile_block, solve_block
-from fastscore.kernels.tape import compile_tape
 
 __all__ = ["SolveError", "Solution", "solve_mechanism"]
 
@@ -350,6 +349,7 @@ class _Solver:
         self.env: dict[str, np.ndarray] | None = None  # lazily broadcast points + numeric values
         self.budget = budget
         self.deadline = time.perf_counter() + budget
+        self.sympy_left = budget / 2  # SymPy's share: the rest is kept for our own steps
         self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
         self.numeric: set[str] = set()
         self.plan: list[_Closed | _Numeric] = []
@@ -405,10 +405,10 @@ class _Solver:
             equations = [(lhs.xreplace({sym: expr}), rhs.xreplace({sym: expr})) for lhs, rhs in equations]
             steps.append((name, expr))
             remaining.remove(name)
+            for lhs, rhs in equations:
+                if not _names(se.expand(lhs - rhs)) & set(remaining):
+                    self.lost_unknown(lhs, rhs)
             self.check_budget()
-        for lhs, rhs in equations:
-            if not (_names(lhs) | _names(rhs)) & set(remaining):
-                self.lost_unknown(lhs, rhs)
         solved: dict[str, se.Basic] = {}
         if len(remaining) == 1:
             (lhs, rhs), = equations
@@ -416,15 +416,13 @@ class _Solver:
             if expr is not None:
                 solved[remaining[0]] = expr
         if solved:
-            for name, expr in reversed(steps):
-                solved[name] = expr.xreplace({se.Symbol(k): v for k, v in solved.items()})
+            solved = _back_substitute(steps, solved)
             for name in unknowns:
                 self.record(name, solved[name])
             return
         self.solve_numerically(equations, remaining)
-        for name, expr in reversed(steps):
-            solved[name] = expr.xreplace({se.Symbol(k): v for k, v in solved.items()})
-            self.record(name, solved[name])
+        for name, expr in _back_substitute(steps, {}).items():
+            self.record(name, expr)
 
     def isolate(self, equations, remaining) -> tuple[int, str, se.Basic] | None:
         """The (equation, unknown, unique closed form) with the smallest closed form."""
@@ -445,14 +443,23 @@ class _Solver:
         """An equation whose unknowns were all eliminated: redundant or inconsistent."""
         if se.expand(lhs - rhs).is_zero:
             raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds identically)")
-        if not self.consistent(lhs, rhs):
-            raise SolveError(f"inconsistent equations: they imply {lhs} = {rhs}")
+        if not self.points or not self.consistent(lhs, rhs):
+            raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {se.expand(lhs - rhs)} = 0")
         raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds on every sample)")
 
     def consistent(self, lhs: se.Basic, rhs: se.Basic) -> bool:
-        a, b = self.evaluate(lhs), self.evaluate(rhs)
-        both_nan = np.isnan(a) & np.isnan(b)
-        close = np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b)) + 1e-300
+        """``lhs = rhs`` on every sample: the positive and negative terms of the
+        expanded difference agree within the tolerance (or are both non-finite)."""
+        difference = se.expand(lhs - rhs)
+        if difference.is_zero:
+            return True
+        plus, minus = [], []
+        for term in _add_args(difference):
+            lead = term.args[0] if term.is_Mul else term
+            (minus if lead.is_Number and lead < 0 else plus).append(term)
+        a, b = self.evaluate(se.Add(*plus)), self.evaluate(-se.Add(*minus))
+        both_nan = ~np.isfinite(a) & ~np.isfinite(b)
+        close = np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))
         return bool(np.all(close | both_nan))
 
     def solve_single(self, lhs, rhs, name, steps) -> se.Basic | None:
@@ -481,8 +488,10 @@ class _Solver:
                 residual_ok = self.satisfies(lhs.xreplace({x: form}), rhs.xreplace({x: form}))
                 ok &= residual_ok
                 positive = np.all(value > 0)
-                for _, expr in steps:
-                    follow = self.evaluate(expr.xreplace({x: form}))
+                followers = _back_substitute(steps, {name: form})
+                del followers[name]
+                for expr in followers.values():
+                    follow = self.evaluate(expr)
                     ok &= np.isfinite(follow)
                     positive = positive and bool(np.all(follow > 0))
             except (ValueError, TypeError, RuntimeError, SolveError):
@@ -507,9 +516,10 @@ class _Solver:
 
     def sympy_forms(self, residual: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
         """SymPy's ``solve`` on an expression we built, within the remaining budget."""
-        remaining = self.deadline - time.perf_counter()
+        remaining = min(self.sympy_left, self.deadline - time.perf_counter())
         if remaining <= 0.01 or threading.current_thread() is not threading.main_thread():
             return None
+        started = time.perf_counter()
         import sympy
 
         def on_alarm(signum, frame):
@@ -527,6 +537,7 @@ class _Solver:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+            self.sympy_left -= time.perf_counter() - started
         forms = [f for f in forms if not f.has(x) and not f.atoms(se.FunctionSymbol)]
         return forms or None
 
@@ -546,6 +557,18 @@ class _Solver:
             env.update(zip(names, solution))
         self.plan.append(step)
         self.numeric.update(names)
+
+
+def _back_substitute(steps: Sequence[tuple[str, se.Basic]], solved: Mapping[str, se.Basic]) -> dict[str, se.Basic]:
+    """Closed forms of eliminated unknowns, last eliminated first, from ``solved``.
+
+    Each step's expression holds the unknowns eliminated after it; the result maps
+    the names of ``solved`` and of every step (in solving order) to expressions."""
+    out = dict(solved)
+    for name, expr in reversed(steps):
+        mapping = {se.Symbol(k): v for k, v in out.items() if k in _names(expr)}
+        out[name] = expr.xreplace(mapping) if mapping else expr
+    return out
 
 
 def _agree(a: np.ndarray, b: np.ndarray) -> bool:
@@ -640,7 +663,7 @@ def solve_mechanism(
             for f in side.atoms(se.FunctionSymbol):
                 raise SolveError(f"unknown function {f.get_name()}")
     equation_unknowns = [(_names(lhs) | _names(rhs)) - known for lhs, rhs in equations]
-    unknowns = sorted(set().union(target, *equation_unknowns))
+    unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
     solver = _Solver(known, points, budget)
@@ -654,11 +677,7 @@ def solve_mechanism(
         solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
     for i in extra:
         lhs, rhs = (solver.substitute(side) for side in equations[i])
-        if solver.numeric and (_names(lhs) | _names(rhs)) & solver.numeric:
-            consistent = solver.consistent(lhs, rhs)
-        else:
-            consistent = se.expand(lhs - rhs).is_zero or (bool(solver.points) and solver.consistent(lhs, rhs))
-        if not consistent:
+        if not solver.consistent(lhs, rhs):
             raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")
         raise SolveError(f"over-determined: {n_eq} equations for {n_un} unknowns")
     expressions = {n: e for n, e in solver.closed.items() if n not in solver.numeric}
