@@ -1,13 +1,21 @@
 """The main job: score a sweep against a problem set and write the tables (SPEC §6).
 
 ``score_sweep`` streams the sweep in batches, groups each batch by task into work
-units, hands them to an executor, and writes results in parts as they arrive, so
-memory does not grow with the number of submissions held at once.
+units, hands them to an executor, and writes results in parts (``OUT/.parts/``) as
+they arrive, so memory does not grow with the number of submissions held at once.
+
+Resume: the parts are kept.  Re-running on the same ``--out`` skips every cell whose
+submission (hashed with all its columns: ``submission_sha``) was already scored under
+the same problem set, settings and fastscore version; an interrupted run (Ctrl-C,
+kill -9) loses at most the rows not yet written to a part.  A changed problem set or
+setting rescores everything; a changed sweep rescores only the cells that changed.
+Delete ``OUT/.parts`` to force a full rescore.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import shutil
 import sys
@@ -16,7 +24,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import polars as pl
 
@@ -33,11 +41,12 @@ _PACKAGES = ("fastscore", "numpy", "numba", "symengine", "sympy", "polars", "pya
 
 @dataclass
 class _Tally:
-    """What the reader saw: grid axes, cells scored, rows set aside."""
+    """What the reader saw: grid axes, cells and their submission hashes, rows set aside."""
 
     config_runs: set = field(default_factory=set)
-    cells: set = field(default_factory=set)
+    cells: dict = field(default_factory=dict)
     rows: int = 0
+    resumed: int = 0
     unknown_tasks: Counter = field(default_factory=Counter)
     duplicates: int = 0
 
@@ -46,48 +55,51 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
                 executor: str = "auto", address: str | None = None, workers: int | None = None,
                 settings: Settings = DEFAULT_SETTINGS, progress: bool | None = None) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems``; write ``scores``,
-    ``probes``, ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``.
+    ``probes``, ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``,
+    resuming from earlier parts in ``out`` where the inputs allow (see module doc).
     Returns the summary table."""
     started = time.perf_counter()
     problem_list = load_problems(problems) if isinstance(problems, (str, Path)) else list(problems)
     by_task = {p.task_id: p for p in problem_list}
+    if not Path(sweep).exists():
+        raise SweepError(f"{sweep}: sweep not found")
     out = Path(out)
-    parts = out / ".parts"
-    shutil.rmtree(parts, ignore_errors=True)
-    parts.mkdir(parents=True)
+    state = {"problems_sha256": _digest_problems(problems), "settings": settings.as_dict(),
+             "fastscore_version": metadata.version("fastscore")}
+    parts = _PartStore(out / ".parts", state)
     tally = _Tally()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
-    writer = _PartWriter(parts)
-    bar = _progress(progress, sweep)
+    bar = _progress(progress)
     try:
-        for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally)):
-            writer.add(score_rows, probe_rows)
+        for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done)):
+            parts.add(score_rows, probe_rows)
             bar.update(len(score_rows))
+        parts.flush()
     finally:
         bar.close()
         runner.close()
-    writer.flush()
     if not tally.cells:
-        shutil.rmtree(parts, ignore_errors=True)
         if tally.unknown_tasks:
             raise SweepError(f"no row of {sweep} names a task of the problem set "
                              f"(e.g. {next(iter(tally.unknown_tasks))!r})")
         raise SweepError(f"{sweep}: the sweep has no submissions")
-    scores = _with_missing(writer.read("scores", tables.SCORE_SCHEMA), by_task, tally)
-    probes = writer.read("probes", tables.PROBE_SCHEMA)
+    scores = _with_missing(parts.read("scores", tables.SCORE_SCHEMA, tally.cells), by_task, tally)
+    probes = parts.read("probes", tables.PROBE_SCHEMA, tally.cells)
+    parts.compact(scores.filter(pl.col("status") != "missing"), probes)
     summary, strata = tables.summary(scores), tables.strata(scores)
     scores.write_parquet(out / "scores.parquet")
     probes.write_parquet(out / "probes.parquet")
     summary.write_parquet(out / "summary.parquet")
     strata.write_parquet(out / "strata.parquet")
-    shutil.rmtree(parts, ignore_errors=True)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
+    meta["inputs"]["problems_sha256"] = state["problems_sha256"]
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
     return summary
 
 
-def _units(sweep, by_task, tally: _Tally) -> Iterator[WorkUnit]:
-    """Sweep rows grouped by task, batch by batch; duplicates and unknown tasks set aside."""
+def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str]) -> Iterator[WorkUnit]:
+    """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
+    already scored with the same submission are set aside."""
     for frame in read_sweep(sweep):
         groups = defaultdict(list)
         for row in frame.iter_rows(named=True):
@@ -99,9 +111,18 @@ def _units(sweep, by_task, tally: _Tally) -> Iterator[WorkUnit]:
             elif cell in tally.cells:
                 tally.duplicates += 1
             else:
-                tally.cells.add(cell)
-                groups[row["task"]].append(row)
+                sha = submission_sha(row)
+                tally.cells[cell] = sha
+                if done.get(cell) == sha:
+                    tally.resumed += 1
+                else:
+                    groups[row["task"]].append({**row, "submission_sha": sha})
         yield from groups.items()
+
+
+def submission_sha(row: Mapping) -> str:
+    """Digest of a sweep row: every column, so a changed extra column rescores too."""
+    return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _executor(name: str, by_task, settings, *, address, workers, sweep):
@@ -125,12 +146,27 @@ def _approximate_rows(sweep) -> int:
     return sum(1 for _ in path.rglob("submission.txt"))
 
 
-class _PartWriter:
-    """Buffers result rows and writes them as numbered Parquet parts."""
+class _PartStore:
+    """Result parts on disk: written atomically as numbered Parquet files, read back
+    newest-wins per cell, compacted into one part at the end of a run."""
 
-    def __init__(self, folder: Path):
-        self.folder, self.count = folder, 0
+    STATE = "state.json"
+
+    def __init__(self, folder: Path, state: Mapping):
+        self.folder = folder
+        state_file = folder / self.STATE
+        if folder.exists() and (not state_file.exists() or json.loads(state_file.read_text()) != dict(state)):
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        state_file.write_text(json.dumps(dict(state), sort_keys=True))
         self.buffers = {"scores": [], "probes": []}
+        existing = sorted(folder.glob("scores-*.parquet"))
+        self.count = 1 + max((int(p.stem.split("-")[1]) for p in existing), default=-1)
+        self.done = {}
+        for path in existing:
+            for config, run, task, sha in pl.read_parquet(
+                    path, columns=["config", "run", "task", "submission_sha"]).iter_rows():
+                self.done[(config, run, task)] = sha
 
     def add(self, score_rows, probe_rows) -> None:
         self.buffers["scores"].extend(score_rows)
@@ -139,18 +175,39 @@ class _PartWriter:
             self.flush()
 
     def flush(self) -> None:
+        if not self.buffers["scores"]:
+            return
         schemas = {"scores": tables.SCORE_SCHEMA, "probes": tables.PROBE_SCHEMA}
-        for kind, rows in self.buffers.items():
-            if rows:
-                tables.frame(rows, schemas[kind]).write_parquet(self.folder / f"{kind}-{self.count:06d}.parquet")
-                rows.clear()
+        # probes first: a scores part present on disk means its probes are there too
+        for kind in ("probes", "scores"):
+            self._write(tables.frame(self.buffers[kind], schemas[kind]), f"{kind}-{self.count:06d}")
+            self.buffers[kind].clear()
         self.count += 1
 
-    def read(self, kind: str, schema) -> pl.DataFrame:
+    def _write(self, frame: pl.DataFrame, stem: str) -> None:
+        temporary = self.folder / f"{stem}.tmp"
+        frame.write_parquet(temporary)
+        os.replace(temporary, self.folder / f"{stem}.parquet")
+
+    def read(self, kind: str, schema, cells: Mapping[tuple, str]) -> pl.DataFrame:
+        """All rows of the current sweep's cells, the newest part winning per cell."""
         files = sorted(self.folder.glob(f"{kind}-*.parquet"))
         if not files:
             return tables.frame([], schema)
-        return pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+        frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+        keys = ["config", "run", "task"] + (["probe"] if kind == "probes" else [])
+        current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
+                               schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
+        frame = frame.unique(subset=keys, keep="last", maintain_order=True)
+        return frame.join(current, on=["config", "run", "task"], how="semi")
+
+    def compact(self, scores: pl.DataFrame, probes: pl.DataFrame) -> None:
+        """Replace every part by one holding the final rows."""
+        stale = sorted(self.folder.glob("*-*.parquet"))
+        self._write(probes, f"probes-{self.count:06d}")
+        self._write(scores, f"scores-{self.count:06d}")
+        for path in stale:
+            path.unlink()
 
 
 def _with_missing(scores: pl.DataFrame, by_task, tally: _Tally) -> pl.DataFrame:
@@ -159,15 +216,14 @@ def _with_missing(scores: pl.DataFrame, by_task, tally: _Tally) -> pl.DataFrame:
     for config, run in sorted(tally.config_runs):
         for task, problem in by_task.items():
             if (config, run, task) not in tally.cells:
-                missing.append(tables.missing_row(config, run, task, family=problem.family,
-                                                  domain=problem.domain, n_mutations=problem.n_mutations,
-                                                  n_probes=len(problem.probes)))
+                missing.append(tables.failed_row({"config": config, "run": run, "task": task}, problem,
+                                                 status="missing", error="no submission"))
     if missing:
         scores = pl.concat([scores, tables.frame(missing, tables.SCORE_SCHEMA)], how="diagonal_relaxed")
     return scores.sort("config", "run", "task")
 
 
-def _progress(enabled: bool | None, sweep):
+def _progress(enabled: bool | None):
     from tqdm import tqdm
     if enabled is None:
         enabled = sys.stderr.isatty()
@@ -202,9 +258,9 @@ def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, sec
         "settings": settings.as_dict(),
         "executor": executor,
         "inputs": {"problems": str(problems) if isinstance(problems, (str, Path)) else "<in memory>",
-                   "problems_sha256": _digest_problems(problems),
                    "sweep": str(sweep), "sweep_sha256": sweep_digest(sweep)},
-        "counts": {"sweep_rows": tally.rows, "scored_cells": len(tally.cells),
+        "counts": {"sweep_rows": tally.rows, "scored_cells": len(tally.cells) - tally.resumed,
+                   "resumed_cells": tally.resumed,
                    "grid_cells": scores.height, "duplicate_rows_ignored": tally.duplicates,
                    "rows_with_unknown_task": sum(tally.unknown_tasks.values()),
                    "unknown_tasks": sorted(tally.unknown_tasks)[:50],

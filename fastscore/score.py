@@ -23,10 +23,10 @@ from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_
 from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
 from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.tables import SUBMISSION_TEXT
 from fastscore.solve import SolveError, solve_mechanism
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
-SUBMISSION_COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
 
 
 @dataclass
@@ -251,7 +251,7 @@ def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcom
         for name in METRICS:
             out[f"{prefix}_{name}"] = outcome.metrics.get(f"{prefix}_{name}")
     for key, value in row.items():
-        if key not in SUBMISSION_COLUMNS and key not in out:
+        if key not in SUBMISSION_TEXT and key not in out:
             out[key] = value
     return out
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from fastscore.kernels import METRICS
 
+SUBMISSION_TEXT = ("phenomenal", "mechanism", "probes")
 STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
 RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
 STRATA = ("domain", "family", "n_mutations", "variant_only")
@@ -30,7 +31,7 @@ SCORE_SCHEMA = {
     **{f"{split}_{m}": pl.Float64 for split in ("id", "ood") for m in METRICS},
     "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
-    "parse_solve_seconds": pl.Float64,
+    "parse_solve_seconds": pl.Float64, "submission_sha": pl.Utf8,
 }
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
@@ -39,11 +40,13 @@ PROBE_SCHEMA = {
 }
 
 
-def missing_row(config: str, run: int, task: str, *, family, domain, n_mutations, n_probes: int) -> dict:
-    """The row of a grid cell that has no submission: counted as failed."""
-    return {"config": config, "run": run, "task": task, "family": family, "domain": domain,
-            "n_mutations": n_mutations, "status": "missing", "error": "no submission",
-            "p_equivalent": False, "id_acc": False, "ood_acc": False,
+def failed_row(row: Mapping, problem, *, status: str, error: str) -> dict:
+    """The row of a grid cell that was not scored (``missing``, or a submission whose
+    worker failed): counted as failed; the sweep row's extra columns are kept."""
+    n_probes = len(problem.probes)
+    kept = {k: v for k, v in row.items() if k not in SUBMISSION_TEXT}
+    return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
+            "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
             "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0}
 
 
