@@ -29,6 +29,7 @@ MAX_POWI = 32
 """Largest ``|n|`` emitted as POWI; larger integer exponents use POW (libm ``pow``)."""
 
 _CONSTANT_BITS = 80
+_THIRD = se.Rational(1, 3)
 
 _UNARY = {
     se.sin: (op.SIN,),
@@ -206,10 +207,13 @@ def _constant_value(expr: se.Basic) -> float:
         return _ratio(*expr.get_num_den())
     try:
         value = complex(expr.n(_CONSTANT_BITS))
-    except RuntimeError as error:  # oo, zoo, nan: SymEngine cannot evaluate them
-        raise UnsupportedExpression(
-            f"cannot evaluate constant {type(expr).__name__} {expr}"
-        ) from error
+    except RuntimeError:  # no multi-precision evaluation (atan2): plain double
+        try:
+            return float(expr)
+        except RuntimeError as error:  # oo, zoo, nan: SymEngine cannot evaluate them
+            raise UnsupportedExpression(
+                f"cannot evaluate constant {type(expr).__name__} {expr}"
+            ) from error
     return value.real if value.imag == 0.0 else float("nan")
 
 
@@ -226,6 +230,9 @@ def _small_int(value: float) -> int | None:
 
 
 class _Compiler:
+    """Emits code bottom-up; a node whose operands all emitted constants is folded
+    (evaluated by SymEngine) into one constant, so no free-symbol scans are needed."""
+
     def __init__(self, index: dict[str, int]):
         self.index = index
 
@@ -237,34 +244,47 @@ class _Compiler:
                     f"free symbol {name!r} is not among the variables {sorted(self.index)}"
                 )
             return _push(op.PUSH_VAR, self.index[name])
-        if expr.is_Number or not expr.free_symbols:
+        args = expr.args
+        if expr.is_Number or not args:
             return _push(op.PUSH_CONST, _constant_value(expr))
         kind = type(expr)
         if kind is se.Add:
-            return self._add(expr.args)
-        if kind is se.Mul:
-            return self._mul(expr.args)
-        if kind is se.Pow:
-            return self._pow(*expr.args)
-        if kind in _UNARY:
-            code = self.emit(expr.args[0])
-            return code.then(*((c, 1.0 if c == op.RDIV_C else 0.0) for c in _UNARY[kind]))
-        if kind is se.atan2:
-            return _binary(op.ATAN2, self.emit(expr.args[0]), self.emit(expr.args[1]))
-        name = kind.__name__
-        if name == "FunctionSymbol":
-            name = f"undefined function {expr.get_name()}"
-        raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
+            code = self._add(args)
+        elif kind is se.Mul:
+            code = self._mul(args)
+        elif kind is se.Pow:
+            code = self._pow(*args)
+        elif kind in _UNARY:
+            code = self.emit(args[0])
+            if code.constant is not None:
+                code = None
+            else:
+                code = code.then(*((c, 1.0 if c == op.RDIV_C else 0.0) for c in _UNARY[kind]))
+        elif kind is se.atan2:
+            left, right = self.emit(args[0]), self.emit(args[1])
+            both = left.constant is not None and right.constant is not None
+            code = None if both else _binary(op.ATAN2, left, right)
+        else:
+            name = kind.__name__
+            if name == "FunctionSymbol":
+                name = f"undefined function {expr.get_name()}"
+            raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
+        if code is None:  # no operand depends on a variable
+            return _push(op.PUSH_CONST, _constant_value(expr))
+        return code
 
-    def _add(self, terms: Sequence[se.Basic]) -> _Code:
-        constants = [t for t in terms if not t.free_symbols]
-        plus, minus = [], []
+    def _add(self, terms: Sequence[se.Basic]) -> _Code | None:
+        constants, plus, minus = [], [], []
         for term in terms:
-            if not term.free_symbols:
-                continue
             lead = term.args[0] if term.is_Mul else None
             negative = lead is not None and lead.is_Number and _constant_value(lead) < 0
-            (minus if negative else plus).append(self.emit(-term if negative else term))
+            code = self.emit(-term if negative else term)
+            if code.constant is not None:
+                constants.append(term)
+            else:
+                (minus if negative else plus).append(code)
+        if not plus and not minus:
+            return None
         constant = _constant_value(se.Add(*constants)) if constants else 0.0
         if not plus:  # -a - b + c  ->  c - (a + b)
             total = _chain(op.ADD, minus)
@@ -274,16 +294,28 @@ class _Compiler:
             result = _binary(op.SUB, result, part)
         return result.then((op.ADD_C, constant)) if constants else result
 
-    def _mul(self, factors: Sequence[se.Basic]) -> _Code:
+    def _mul(self, factors: Sequence[se.Basic]) -> _Code | None:
         constants, numerator, denominator = [], [], []
         for factor in factors:
-            if not factor.free_symbols:
-                constants.append(factor)
-            elif factor.is_Pow and factor.args[1].is_Number and factor.args[1] < 0:
-                denominator.append(self._pow(factor.args[0], -factor.args[1]))
+            if factor.is_Pow and factor.args[1].is_Number and _constant_value(factor.args[1]) < 0:
+                base, exponent = factor.args
+                if base == se.E:  # exp(-3): a constant
+                    constants.append(factor)
+                    continue
+                code = self.emit(base)
+                if code.constant is not None:
+                    constants.append(factor)
+                else:
+                    denominator.append(self._power(code, -exponent))
             else:
-                numerator.append(self.emit(factor))
-        coefficient = se.Mul(*constants)
+                code = self.emit(factor)
+                if code.constant is not None:
+                    constants.append(factor)
+                else:
+                    numerator.append(code)
+        if not numerator and not denominator:
+            return None
+        coefficient = constants[0] if len(constants) == 1 else se.Mul(*constants)
         if coefficient.is_Rational:
             p, q = (_ratio(v) for v in coefficient.get_num_den())
         else:
@@ -304,15 +336,24 @@ class _Compiler:
             result = top.then((op.DIV_C, q)) if q != 1.0 else top
         return result.then((op.NEG, 0.0)) if negate else result
 
-    def _pow(self, base: se.Basic, exponent: se.Basic) -> _Code:
+    def _pow(self, base: se.Basic, exponent: se.Basic) -> _Code | None:
         if base == se.E:
-            return self.emit(exponent).then((op.EXP, 0.0))
-        if exponent.free_symbols:
-            return _binary(op.POW, self.emit(base), self.emit(exponent))
+            code = self.emit(exponent)
+            return None if code.constant is not None else code.then((op.EXP, 0.0))
         code = self.emit(base)
-        if exponent == se.Rational(1, 3):
+        if exponent.is_Number:
+            return None if code.constant is not None else self._power(code, exponent)
+        power = self.emit(exponent)
+        if power.constant is None:
+            return _binary(op.POW, code, power)
+        return None if code.constant is not None else self._power(code, exponent)
+
+    @staticmethod
+    def _power(code: _Code, exponent: se.Basic) -> _Code:
+        """``code ** exponent`` for an exponent without free symbols."""
+        if exponent == _THIRD:
             return code.then((op.CBRT, 0.0))
-        if exponent == se.Rational(-1, 3):
+        if exponent == -_THIRD:
             return code.then((op.CBRT, 0.0), (op.RDIV_C, 1.0))
         value = _constant_value(exponent)
         if value == 0.5:

@@ -191,6 +191,11 @@ def test_constants_fold_and_non_real_constants_are_nan():
     assert np.isnan(evaluate(compile_tape(se.sqrt(-2) * x, ["x"]), X)).all()
     # folded: one instruction for the variable, one for the constant factor
     assert len(compile_tape(x * se.sqrt(3) / se.log(7) * se.pi, ["x"]).ops) == 2
+    # atan2 has no multi-precision evaluation in SymEngine: folded in double precision
+    folded = compile_tape(se.sin(se.atan2(1, 2)) * x + se.pi, ["x"])
+    assert len(folded.ops) == 3
+    got = evaluate(folded, X)
+    np.testing.assert_allclose(got, np.sin(np.arctan2(1, 2)) * X[0] + np.pi, rtol=1e-15)
 
 
 @pytest.mark.parametrize(
