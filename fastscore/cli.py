@@ -132,8 +132,10 @@ def _validate(args) -> int:
 
 
 def _report(args) -> int:
-    print("fastscore report: not available yet", file=sys.stderr)
-    return EXIT_USAGE
+    from fastscore.report import write_report
+    path = write_report(args.directory)
+    print(f"wrote {path}, {path.with_name('report.html')} and figures in {path.parent}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,524 @@
+"""The operator's report (SPEC §7 ``fastscore report DIR``): tables, paired statistics
+and figures from a scored output directory, written to ``DIR/report/`` as
+``report.md``, a self-contained ``report.html`` and PNG figures. How task-level
+outcomes are formed for the tests is stated in ``TASK_LEVEL_METHOD``.
+"""
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+from scipy import stats
+
+from fastscore.tables import RATES, SCORE_SCHEMA, STRATA
+from fastscore.tables import strata as strata_table
+from fastscore.tables import summary as summary_table
+
+OUTCOMES = {"p_equivalent": "SA(P)", "m_correct": "SA(M)", "id_acc": "Acc ID", "ood_acc": "Acc OOD"}
+RATE_LABELS = {"sa_p": "SA(P)", "sa_m": "SA(M)", "cond_fail": "1−(M|P)", "acc_id": "Acc ID", "acc_ood": "Acc OOD"}
+STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
+                  "variant_only": "Variants only (n_mutations > 0)"}
+MUTATION_FIGURE = "rates_by_mutations.png"
+DOMAIN_FIGURE = "accuracy_by_domain.png"
+EXACT_WILCOXON_MAX = 50
+TASK_LEVEL_METHOD = (
+    "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
+    "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
+    "summary. The paired Wilcoxon signed-rank test compares these per-task averages between two configurations. "
+    "McNemar's exact test and Cochran's Q need one binary outcome per task: a task counts as solved when it is "
+    "solved in a strict majority of its runs (a tie counts as unsolved; with one run, that run). Holm's "
+    "correction is applied within each family: one outcome × one test over all pairs of configurations.")
+
+
+# ---------------------------------------------------------------- statistics
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in input order: the i-th smallest of m
+    p-values becomes max over j <= i of min(1, (m - j + 1) p_(j)). NaNs stay NaN and
+    do not count in m."""
+    p = np.asarray(pvalues, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    valid = np.flatnonzero(~np.isnan(p))
+    order = valid[np.argsort(p[valid], kind="stable")]
+    scaled = (order.size - np.arange(order.size)) * p[order]
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled)) if order.size else scaled
+    return adjusted
+
+
+def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must be two 1-d arrays of one length, got {a.shape} and {b.shape}")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    return a[keep], b[keep]
+
+
+def wilcoxon_signed_rank(a, b) -> float:
+    """Two-sided p-value of the paired Wilcoxon signed-rank test of ``a`` against ``b``
+    (pairs with a NaN dropped; zero differences dropped; 1 when all differences are
+    zero). Exact when at most 50 non-zero differences without ties in their sizes,
+    normal approximation with tie correction otherwise."""
+    a, b = _paired(a, b)
+    nonzero = (a - b)[a != b]
+    if nonzero.size == 0:
+        return 1.0
+    sizes = np.abs(nonzero)
+    exact = nonzero.size <= EXACT_WILCOXON_MAX and np.unique(sizes).size == sizes.size
+    return float(stats.wilcoxon(nonzero, zero_method="wilcox", method="exact" if exact else "asymptotic").pvalue)
+
+
+def mcnemar_exact(a, b) -> float:
+    """Exact two-sided McNemar p-value of paired binary outcomes: a binomial test of the
+    discordant pairs (solved by ``a`` only vs by ``b`` only) against 1/2; 1 when there
+    are none. Pairs with a NaN are dropped."""
+    a, b = _paired(a, b)
+    a, b = a != 0, b != 0
+    only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    if only_a + only_b == 0:
+        return 1.0
+    return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
+def cochran_q(outcomes) -> tuple[float, float]:
+    """Cochran's Q of k >= 2 related binary outcomes (rows: tasks, columns:
+    configurations; rows with a NaN dropped) and its chi-square(k - 1) p-value;
+    (0, 1) when every task has the same outcome under every configuration."""
+    x = np.asarray(outcomes, dtype=float)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(f"Cochran's Q needs a (tasks × configurations) array with >= 2 columns, got {x.shape}")
+    solved = x[~np.isnan(x).any(axis=1)] != 0
+    k = solved.shape[1]
+    columns, rows = solved.sum(axis=0), solved.sum(axis=1)
+    total = rows.sum()
+    # Cochran (1950), Biometrika 37(3/4): 256-266:
+    #   Q = (k - 1) [k Σ_j C_j² - N²] / [k N - Σ_i R_i²]
+    # with C_j the column (configuration) totals, R_i the row (task) totals and N the
+    # grand total; under H0 (equal success rates) Q ~ chi-square with k - 1 df.
+    denominator = k * total - np.sum(rows ** 2)
+    if denominator == 0:
+        return 0.0, 1.0
+    q = (k - 1) * (k * np.sum(columns ** 2) - total ** 2) / denominator
+    return float(q), float(stats.chi2.sf(q, k - 1))
+
+
+def kruskal_wallis(samples: Sequence) -> tuple[float, float]:
+    """Kruskal–Wallis H and its p-value across independent samples (NaNs dropped, empty
+    samples ignored); (0, 1) when all values are equal, (NaN, NaN) with fewer than two
+    non-empty samples."""
+    groups = [g[~np.isnan(g)] for g in (np.asarray(s, dtype=float).ravel() for s in samples)]
+    groups = [g for g in groups if g.size]
+    if len(groups) < 2:
+        return float("nan"), float("nan")
+    if np.ptp(np.concatenate(groups)) == 0:
+        return 0.0, 1.0
+    h, p = stats.kruskal(*groups)
+    return float(h), float(p)
+
+
+# ------------------------------------------------------------- task level
+
+def task_outcomes(scores: pl.DataFrame, outcome: str) -> pl.DataFrame:
+    """Per (config, task): ``domain``, ``rate`` (the binary ``outcome`` averaged over
+    runs, null counting as failed) and ``majority`` (solved in more than half of the
+    runs). ``m_correct`` uses only tasks with probes."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
+    rows = scores.filter(pl.col("n_probes") > 0) if outcome == "m_correct" else scores
+    return rows.group_by("config", "task").agg(
+        pl.col("domain").first(),
+        pl.col(outcome).fill_null(False).cast(pl.Float64).mean().alias("rate"),
+    ).with_columns((pl.col("rate") > 0.5).cast(pl.Float64).alias("majority")).sort("config", "task")
+
+
+def _wide(outcomes: pl.DataFrame, value: str, configs: Sequence[str]) -> np.ndarray:
+    """(tasks × configs) matrix of ``value`` over the tasks every config has."""
+    wide = outcomes.pivot(on="config", index="task", values=value).drop_nulls()
+    return wide.select(configs).to_numpy().astype(float) if wide.height else np.empty((0, len(configs)))
+
+
+def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
+    """Every pair of configurations on the task-level ``outcome``: rates, the better
+    config, Wilcoxon and McNemar p-values with their Holm adjustments."""
+    outcomes = task_outcomes(scores, outcome)
+    configs = sorted(outcomes["config"].unique().to_list())
+    rows = []
+    for first, second in itertools.combinations(configs, 2):
+        pair = outcomes.filter(pl.col("config").is_in([first, second]))
+        rates = _wide(pair, "rate", [first, second])
+        majority = _wide(pair, "majority", [first, second])
+        a, b = rates.T
+        rate_a, rate_b = (float(a.mean()), float(b.mean())) if a.size else (float("nan"),) * 2
+        rows.append({
+            "config_a": first, "config_b": second, "n_tasks": int(a.size), "rate_a": rate_a, "rate_b": rate_b,
+            "better": first if rate_a > rate_b else second if rate_b > rate_a else "=",
+            "wilcoxon_p": wilcoxon_signed_rank(a, b),
+            "only_a": int(np.sum((majority[:, 0] != 0) & (majority[:, 1] == 0))),
+            "only_b": int(np.sum((majority[:, 0] == 0) & (majority[:, 1] != 0))),
+            "mcnemar_p": mcnemar_exact(*majority.T),
+        })
+    schema = {"config_a": pl.Utf8, "config_b": pl.Utf8, "n_tasks": pl.Int64, "rate_a": pl.Float64,
+              "rate_b": pl.Float64, "better": pl.Utf8, "wilcoxon_p": pl.Float64, "only_a": pl.Int64,
+              "only_b": pl.Int64, "mcnemar_p": pl.Float64}
+    table = pl.DataFrame(rows, schema=schema)
+    return table.with_columns(
+        pl.Series("wilcoxon_holm", holm(table["wilcoxon_p"].to_numpy()), dtype=pl.Float64),
+        pl.Series("mcnemar_holm", holm(table["mcnemar_p"].to_numpy()), dtype=pl.Float64),
+    ).select(*schema, "wilcoxon_holm", "mcnemar_holm")
+
+
+def cochran_across(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> dict | None:
+    """Cochran's Q across every configuration (majority outcomes on the tasks all of
+    them have): ``q``, ``df``, ``p``, ``n_tasks``; None with fewer than 3 configs."""
+    outcomes = task_outcomes(scores, outcome)
+    configs = sorted(outcomes["config"].unique().to_list())
+    if len(configs) < 3:
+        return None
+    matrix = _wide(outcomes, "majority", configs)
+    q, p = cochran_q(matrix) if matrix.shape[0] else (float("nan"), float("nan"))
+    return {"q": q, "df": len(configs) - 1, "p": p, "n_tasks": matrix.shape[0]}
+
+
+def domain_tests(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
+    """Per configuration: Kruskal–Wallis across domains of the per-task ``outcome``
+    averaged over runs (tasks without a domain left out): ``n_domains``, ``h``, ``p``."""
+    outcomes = task_outcomes(scores, outcome).filter(pl.col("domain").is_not_null())
+    rows = []
+    for config in sorted(outcomes["config"].unique().to_list()):
+        mine = outcomes.filter(pl.col("config") == config)
+        samples = [group["rate"].to_numpy() for _, group in mine.group_by("domain")]
+        h, p = kruskal_wallis(samples)
+        rows.append({"config": config, "n_domains": len(samples), "h": h, "p": p})
+    return pl.DataFrame(rows, schema={"config": pl.Utf8, "n_domains": pl.Int64, "h": pl.Float64, "p": pl.Float64})
+
+
+def cost_columns(scores: pl.DataFrame) -> list[str]:
+    """Numeric columns carried through from the sweep (not in fastscore's schema)."""
+    return [name for name, dtype in scores.schema.items() if name not in SCORE_SCHEMA and dtype.is_numeric()]
+
+
+def solver_cost(scores: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration and cost column: ``n`` (non-null cells), ``median``, ``total``
+    over every run, and ``per_correct`` = total / number of (run, task) cells with an
+    equivalent law (null when there are none)."""
+    frames = []
+    for column in cost_columns(scores):
+        value = pl.col(column).cast(pl.Float64)
+        correct = pl.col("p_equivalent").fill_null(False).sum()
+        frames.append(scores.group_by("config").agg(
+            pl.lit(column).alias("column"), value.count().alias("n"), value.median().alias("median"),
+            value.sum().alias("total"), correct.alias("n_correct"),
+        ).with_columns(
+            pl.when(pl.col("n_correct") > 0).then(pl.col("total") / pl.col("n_correct")).alias("per_correct")))
+    if not frames:
+        return pl.DataFrame(schema={"config": pl.Utf8, "column": pl.Utf8, "n": pl.UInt32, "median": pl.Float64,
+                                    "total": pl.Float64, "n_correct": pl.UInt32, "per_correct": pl.Float64})
+    return pl.concat(frames).sort("column", "config")
+
+
+# ---------------------------------------------------------------- figures
+
+def _colors(configs: Sequence[str]) -> dict[str, tuple]:
+    from matplotlib import colormaps
+    palette = colormaps["tab10"] if len(configs) <= 10 else colormaps["tab20"]
+    return {config: palette(i % palette.N) for i, config in enumerate(configs)}
+
+
+def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
+    """SA(P), SA(M) and 1−(M|P) against the number of mutations, one line per config
+    (error bars: ± std over runs; configs offset slightly along x). False (nothing written) when there are no mutation counts."""
+    rows = strata.filter(pl.col("stratum") == "n_mutations") if "stratum" in strata.columns else strata.clear()
+    if rows.is_empty():
+        return False
+    rows = rows.with_columns(pl.col("value").cast(pl.Int64).alias("x"))
+    xs = sorted(rows["x"].unique().to_list())
+    configs = sorted(rows["config"].unique().to_list())
+    colors = _colors(configs)
+    jitter = 0.25 / len(configs)
+    figure = Figure(figsize=(13, 4), layout="constrained")
+    for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
+        for i, config in enumerate(configs):
+            mine = pl.DataFrame({"x": xs}).join(rows.filter(pl.col("config") == config), on="x", how="left")
+            axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter, mine[rate].cast(pl.Float64),
+                          yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0), marker="o", capsize=3,
+                          color=colors[config], label=config)
+        axes.set_title(RATE_LABELS[rate] + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
+        axes.set_xlabel("number of mutations")
+        axes.set_xticks(xs)
+        axes.set_ylim(-0.05, 1.05)
+        axes.grid(alpha=0.3)
+    figure.axes[0].set_ylabel("rate (mean over runs)")
+    figure.legend(*figure.axes[0].get_legend_handles_labels(), loc="outside right upper")
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
+    """Acc ID and Acc OOD by domain, grouped bars (one per config, ± std over runs).
+    False (nothing written) when there are no domains."""
+    rows = strata.filter(pl.col("stratum") == "domain") if "stratum" in strata.columns else strata.clear()
+    if rows.is_empty():
+        return False
+    domains = sorted(rows["value"].unique().to_list())
+    configs = sorted(rows["config"].unique().to_list())
+    colors = _colors(configs)
+    width = 0.8 / len(configs)
+    positions = np.arange(len(domains))
+    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), 4), layout="constrained")
+    for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
+        for i, config in enumerate(configs):
+            mine = pl.DataFrame({"value": domains}).join(rows.filter(pl.col("config") == config), on="value",
+                                                         how="left")
+            axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
+                     mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
+                     yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                     color=colors[config], label=config, capsize=2)
+        axes.set_title(RATE_LABELS[rate])
+        axes.set_xticks(positions, domains, rotation=30 if len(domains) > 4 else 0, ha="right"
+                        if len(domains) > 4 else "center")
+        axes.set_ylim(0, 1.05)
+        axes.grid(axis="y", alpha=0.3)
+    figure.axes[0].set_ylabel("share of tasks (mean over runs)")
+    figure.legend(*figure.axes[0].get_legend_handles_labels(), loc="outside right upper")
+    figure.savefig(path, dpi=110)
+    return True
+
+
+# ---------------------------------------------------------------- document
+
+class _Document:
+    """Headings, paragraphs, tables and images, rendered to Markdown and to HTML."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.blocks: list[tuple] = []
+
+    def heading(self, level: int, text: str) -> None:
+        self.blocks.append(("heading", level, text))
+
+    def text(self, text: str) -> None:
+        self.blocks.append(("text", text))
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        self.blocks.append(("table", list(headers), [list(row) for row in rows]))
+
+    def image(self, name: str, alt: str) -> None:
+        self.blocks.append(("image", name, alt))
+
+    def markdown(self) -> str:
+        lines = [f"# {self.title}", ""]
+        for kind, *content in self.blocks:
+            if kind == "heading":
+                lines += ["#" * content[0] + " " + content[1], ""]
+            elif kind == "text":
+                lines += [content[0], ""]
+            elif kind == "table":
+                headers, rows = content
+                cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+                lines.append("| " + " | ".join(map(cell, headers)) + " |")
+                lines.append("|" + "|".join("---" for _ in headers) + "|")
+                lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
+                lines.append("")
+            else:
+                lines += [f"![{content[1]}]({content[0]})", ""]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        def inline(text: str) -> str:
+            return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+        parts = []
+        for kind, *content in self.blocks:
+            if kind == "heading":
+                parts.append(f"<h{content[0]}>{inline(content[1])}</h{content[0]}>")
+            elif kind == "text":
+                parts.append(f"<p>{inline(content[0])}</p>")
+            elif kind == "table":
+                headers, rows = content
+                head = "".join(f"<th>{inline(str(h))}</th>" for h in headers)
+                body = "".join("<tr>" + "".join(f"<td>{inline(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+                parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+            else:
+                parts.append(f'<figure><img src="{html.escape(content[0])}" alt="{html.escape(content[1])}">'
+                             f"<figcaption>{inline(content[1])}</figcaption></figure>")
+        style = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+                 "table{border-collapse:collapse;margin:0.5em 0 1.5em}th,td{border:1px solid #ccc;"
+                 "padding:3px 8px;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child"
+                 "{text-align:left}img{max-width:100%}code{background:#f3f3f3;padding:0 3px}")
+        return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(self.title)}"
+                f"</title><style>{style}</style></head><body>\n<h1>{html.escape(self.title)}</h1>\n"
+                + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _number(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _pvalue(value) -> str:
+    if value is None or np.isnan(value):
+        return "—"
+    return "< 1e-300" if value < 1e-300 else f"{value:.3g}"
+
+
+def _rate(row: dict, rate: str) -> str:
+    value = row.get(rate)
+    return "—" if value is None else f"{value:.3f} ± {_number(row.get(f'{rate}_std'))}"
+
+
+def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
+    headers = [*keys, "n_tasks", "n_runs", *(RATE_LABELS[r] for r in RATES)]
+    document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
+                             + [_rate(row, r) for r in RATES] for row in frame.iter_rows(named=True)])
+
+
+# ---------------------------------------------------------------- sections
+
+def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, dict]:
+    path = directory / "scores.parquet"
+    if not path.is_file():
+        raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
+    scores = pl.read_parquet(path)
+    for name, dtype in SCORE_SCHEMA.items():
+        if name not in scores.columns:
+            scores = scores.with_columns(pl.lit(None, dtype=dtype).alias(name))
+    summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
+        else summary_table(scores)
+    strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
+        else strata_table(scores)
+    meta_path = directory / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    return scores, summary, strata, meta
+
+
+def _inputs_section(document: _Document, directory: Path, scores: pl.DataFrame, meta: dict) -> None:
+    inputs, settings = meta.get("inputs", {}), meta.get("settings", {})
+    facts = [f"Output directory `{directory}`: {scores.height} score rows, "
+             f"{scores['config'].n_unique()} configurations, {scores['task'].n_unique()} tasks."]
+    if inputs:
+        facts.append(f"Problems `{inputs.get('problems')}`, sweep `{inputs.get('sweep')}` "
+                     f"(SHA-256 {str(inputs.get('sweep_sha256', ''))[:12]}…).")
+    if settings:
+        facts.append("Settings: " + ", ".join(f"{key} = {settings[key]}" for key in
+                                              ("rtol", "acc_tol", "n_points") if key in settings) + ".")
+    if meta.get("fastscore_version"):
+        facts.append(f"fastscore {meta['fastscore_version']}, executor `{meta.get('executor')}`.")
+    document.text(" ".join(facts))
+    counts = scores.group_by("config", "status").len()
+    statuses = sorted(counts["status"].drop_nulls().unique().to_list())
+    wide = {(c, s): n for c, s, n in counts.iter_rows()}
+    document.table(["config", *statuses], [[config, *(str(wide.get((config, s), 0)) for s in statuses)]
+                                           for config in sorted(scores["config"].unique().to_list())])
+
+
+def _strata_section(document: _Document, strata: pl.DataFrame) -> None:
+    document.heading(2, "Strata")
+    for stratum in STRATA:
+        rows = strata.filter(pl.col("stratum") == stratum) if "stratum" in strata.columns else strata.clear()
+        document.heading(3, STRATUM_TITLES[stratum])
+        if rows.is_empty():
+            document.text(f"No `{stratum}` in the problems: no table.")
+            continue
+        order = pl.col("value").cast(pl.Int64, strict=False) if stratum == "n_mutations" else pl.col("value")
+        _rate_table(document, rows.sort(order, "config"), ["value", "config"])
+
+
+def _cost_section(document: _Document, scores: pl.DataFrame) -> None:
+    document.heading(2, "Solver cost")
+    cost = solver_cost(scores)
+    if cost.is_empty():
+        document.text("The scores carry no numeric columns from the sweep (e.g. `wall_time_s`, `tokens`, "
+                      "`cost_usd`): no cost table.")
+        return
+    document.text("Numeric columns carried through from the sweep, per configuration over every run: "
+                  "median, total, and total per correct task (total / number of (run, task) cells with an "
+                  "equivalent law).")
+    document.table(["column", "config", "n", "median", "total", "n_correct", "per correct task"],
+                   [[row["column"], row["config"], str(row["n"]), _number(row["median"]), _number(row["total"]),
+                     str(row["n_correct"]), _number(row["per_correct"])] for row in cost.iter_rows(named=True)])
+
+
+def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
+    document.heading(2, "Paired comparisons")
+    document.text(TASK_LEVEL_METHOD)
+    configs = sorted(scores["config"].unique().to_list())
+    if len(configs) < 2:
+        document.text("One configuration: nothing to compare.")
+    else:
+        for outcome, label in OUTCOMES.items():
+            document.heading(3, label)
+            table = paired_comparisons(scores, outcome=outcome)
+            document.table(["A", "B", "n_tasks", "rate A", "rate B", "better", "Wilcoxon p", "Holm",
+                            "A only", "B only", "McNemar p", "Holm"],
+                           [[row["config_a"], row["config_b"], str(row["n_tasks"]), _number(row["rate_a"]),
+                             _number(row["rate_b"]), row["better"], _pvalue(row["wilcoxon_p"]),
+                             _pvalue(row["wilcoxon_holm"]), str(row["only_a"]), str(row["only_b"]),
+                             _pvalue(row["mcnemar_p"]), _pvalue(row["mcnemar_holm"])]
+                            for row in table.iter_rows(named=True)])
+    document.heading(3, "Cochran's Q across all configurations")
+    if len(configs) < 3:
+        document.text("Fewer than three configurations: Cochran's Q is not computed (see McNemar above).")
+    else:
+        results = {label: cochran_across(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
+        document.table(["outcome", "n_tasks", "Q", "df", "p"],
+                       [[label, str(r["n_tasks"]), _number(r["q"]), str(r["df"]), _pvalue(r["p"])]
+                        for label, r in results.items()])
+    document.heading(3, "Kruskal–Wallis across domains")
+    document.text("Per configuration: do per-task outcomes (averaged over runs) differ between domains? "
+                  "H and p per outcome; tasks without a domain are left out.")
+    tests = {label: domain_tests(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
+    by_config = {label: {row["config"]: row for row in table.iter_rows(named=True)} for label, table in tests.items()}
+    document.table(["config", "n_domains", *(f"{label} H (p)" for label in OUTCOMES.values())],
+                   [[config, str(by_config["SA(P)"].get(config, {}).get("n_domains", 0)),
+                     *(_kruskal_cell(by_config[label].get(config)) for label in OUTCOMES.values())]
+                    for config in configs])
+
+
+def _kruskal_cell(row: dict | None) -> str:
+    return "—" if row is None or np.isnan(row["h"]) else f"{row['h']:.2f} ({_pvalue(row['p'])})"
+
+
+def _figures_section(document: _Document, strata: pl.DataFrame, out: Path) -> None:
+    document.heading(2, "Figures")
+    if plot_mutations(strata, out / MUTATION_FIGURE):
+        document.image(MUTATION_FIGURE, "SA(P), SA(M) and 1−(M|P) against the number of mutations")
+    else:
+        document.text("No mutation counts in the problems: the figure of rates against mutations is skipped.")
+    if plot_domain_accuracy(strata, out / DOMAIN_FIGURE):
+        document.image(DOMAIN_FIGURE, "Acc ID and Acc OOD by domain")
+    else:
+        document.text("No domains in the problems: the figure of accuracy by domain is skipped.")
+
+
+def write_report(directory: str | Path, *, out: str | Path | None = None) -> Path:
+    """Write ``report.md``, ``report.html`` and the PNG figures for the scored output
+    ``directory`` into ``out`` (default ``directory/report``); return the report.md path.
+    Raises ValueError when ``directory`` holds no ``scores.parquet``."""
+    directory = Path(directory)
+    scores, summary, strata, meta = _read(directory)
+    out = Path(out) if out is not None else directory / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in (MUTATION_FIGURE, DOMAIN_FIGURE):
+        (out / stale).unlink(missing_ok=True)
+    document = _Document("fastscore report")
+    document.heading(2, "Inputs")
+    _inputs_section(document, directory, scores, meta)
+    document.heading(2, "Summary")
+    document.text("Rates over the fixed task denominator, mean ± standard deviation over runs; "
+                  "1−(M|P) is `cond_fail`, the share of equivalent laws whose probes are not all equivalent.")
+    _rate_table(document, summary.sort("config"), ["config"])
+    _strata_section(document, strata)
+    _cost_section(document, scores)
+    _tests_section(document, scores)
+    _figures_section(document, strata, out)
+    path = out / "report.md"
+    path.write_text(document.markdown(), encoding="utf-8")
+    (out / "report.html").write_text(document.html(), encoding="utf-8")
+    return path
