@@ -1,7 +1,7 @@
 """Output tables (SPEC §6): the expected grid, scores, probes, summary and strata.
 
 Every rate is computed per (config, run) over a fixed task denominator, then
-averaged over runs; ``*_std`` is the standard deviation over runs (0 for one run).
+averaged over runs (groups keep a fixed row order, so the floats are reproducible); ``*_std`` is the standard deviation over runs (0 for one run).
 - ``sa_p``: share of tasks whose phenomenal law is equivalent (missing = failed);
 - ``sa_m``: share of tasks with probes whose probes are all equivalent;
 - ``cond_fail``: P(m_correct = false | p_equivalent = true), over tasks with probes and
@@ -81,12 +81,12 @@ def _over_runs(per_run: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     aggregations = [pl.col("n_tasks").max().alias("n_tasks"), pl.len().alias("n_runs")]
     for rate in RATES:
         aggregations += [pl.col(rate).mean().alias(rate), pl.col(rate).std(ddof=0).alias(f"{rate}_std")]
-    return per_run.group_by(*keys).agg(aggregations).sort(*keys)
+    return per_run.sort(*keys, "run").group_by(*keys, maintain_order=True).agg(aggregations).sort(*keys)
 
 
 def summary(scores: pl.DataFrame) -> pl.DataFrame:
     """Per config: rates over the fixed task denominator, averaged over runs."""
-    per_run = scores.group_by("config", "run").agg(_rates())
+    per_run = scores.sort("config", "run", "task").group_by("config", "run", maintain_order=True).agg(_rates())
     return _over_runs(per_run, ["config"])
 
 
@@ -100,7 +100,8 @@ def strata(scores: pl.DataFrame) -> pl.DataFrame:
         if sub.is_empty():
             continue
         sub = sub.with_columns(pl.col(stratum).cast(pl.Utf8).alias("value"))
-        per_run = sub.group_by("config", "run", "value").agg(_rates())
+        per_run = sub.sort("config", "run", "value", "task").group_by(
+            "config", "run", "value", maintain_order=True).agg(_rates())
         frames.append(_over_runs(per_run, ["config", "value"]).with_columns(pl.lit(stratum).alias("stratum")))
     if not frames:
         return pl.DataFrame(schema={"config": pl.Utf8, "stratum": pl.Utf8, "value": pl.Utf8})

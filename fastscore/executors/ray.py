@@ -1,0 +1,164 @@
+"""Ray executor: the same ``score_task`` on a pool of Ray actors.
+
+- Work travels in batches of about ``batch_rows`` submissions (never one task per
+  submission); the problem set travels once through the object store.
+- Each actor keeps its references (law, probes, splits, points) and Numba's compiled
+  kernels for its whole life.
+- At most two batches are in flight per actor, so the driver holds a bounded amount
+  of work whatever the sweep's size.
+- Isolation: a batch whose actor dies (crash, out of memory, killed) is split into
+  single submissions, each retried on a fresh actor; one that kills its actor again
+  becomes an ``eval_error`` row.  A batch that runs past its time limit has its actor
+  killed the same way; a single submission past ``row_timeout`` becomes a ``timeout``
+  row.  No row is lost and the rest of the run goes on.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import ray
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+from fastscore import tables
+from fastscore.executors.local import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.problems import Problem
+from fastscore.settings import Settings
+
+IN_FLIGHT_PER_WORKER = 2
+
+
+@ray.remote(num_cpus=1)
+class _Worker:
+    """A long-lived scorer: references and compiled kernels stay warm between batches."""
+
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
+        self._references = ReferenceCache(problems, settings)
+        self._settings = settings
+
+    def score(self, units: Sequence[WorkUnit]) -> list[Result]:
+        return list(score_units(units, self._references, self._settings))
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+@dataclass
+class _Batch:
+    units: list[WorkUnit]
+    single: bool = False  # a lone submission retried after its batch failed
+
+    @property
+    def rows(self) -> int:
+        return sum(len(rows) for _, rows in self.units)
+
+
+class RayExecutor:
+    """Runs ``fastscore.score.score_task`` on Ray actors (see module doc)."""
+
+    name = "ray"
+
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
+                 workers: int | None = None, batch_rows: int = 1000, row_timeout: float = 60.0):
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
+                     include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        available = int(ray.available_resources().get("CPU", 1))
+        self._n = max(1, min(workers or available, available))
+        self._problems = dict(problems)
+        self._store = ray.put(self._problems)
+        self._settings = settings
+        self._batch_rows, self._row_timeout = batch_rows, row_timeout
+        self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
+        self._actors = [self._new_actor() for _ in range(self._n)]
+
+    def _new_actor(self):
+        return _Worker.remote(self._store, self._settings)
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the current actors (for operators and tests)."""
+        return ray.get([actor.pid.remote() for actor in self._actors])
+
+    def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
+        """Results of the units, as they complete."""
+        fresh = _batches(units, self._batch_rows)
+        retries: deque[_Batch] = deque()
+        in_flight: dict = {}
+        load = [0] * self._n
+        exhausted = False
+        while True:
+            for index in range(self._n):
+                while load[index] < IN_FLIGHT_PER_WORKER:
+                    batch = retries.popleft() if retries else (None if exhausted else next(fresh, None))
+                    if batch is None:
+                        exhausted = True
+                        break
+                    actor = self._actors[index]
+                    in_flight[actor.score.remote(batch.units)] = (index, actor, batch, time.monotonic())
+                    load[index] += 1
+            if not in_flight:
+                return
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+            for ref in ready:
+                index, actor, batch, _ = in_flight.pop(ref)
+                load[index] -= 1
+                try:
+                    yield from ray.get(ref)
+                except (RayActorError, GetTimeoutError):
+                    self._replace(index, actor)
+                    yield from self._failed(batch, retries, "eval_error",
+                                            "the worker died while scoring this submission")
+                except RayTaskError as error:
+                    yield from self._failed(batch, retries, "eval_error",
+                                            f"scoring raised {str(error).splitlines()[-1][:200]}")
+            self._enforce_time_limits(in_flight)
+
+    def _enforce_time_limits(self, in_flight: dict) -> None:
+        now = time.monotonic()
+        for index, actor, batch, started in list(in_flight.values()):
+            limit = self._row_timeout * (1 if batch.single else max(2, batch.rows / 50))
+            if now - started > limit and self._actors[index] is actor:
+                ray.kill(actor)  # its batches now fail with RayActorError and are retried
+                self._timed_out.add(id(batch))
+
+    def _replace(self, index: int, actor) -> None:
+        if self._actors[index] is actor:
+            ray.kill(actor)
+            self._actors[index] = self._new_actor()
+
+    def _failed(self, batch: _Batch, retries: deque, status: str, error: str) -> Iterator[Result]:
+        """Split a failed batch into single submissions to retry; a single submission
+        that failed on its own becomes a row with ``status``."""
+        if not batch.single:
+            retries.extend(_Batch([(task, [row])], single=True) for task, rows in batch.units for row in rows)
+            return
+        if id(batch) in self._timed_out:
+            status, error = "timeout", f"scoring took longer than {self._row_timeout:g} s"
+        (task, (row,)), = batch.units
+        yield [tables.failed_row(row, self._problems[task], status=status, error=error)], []
+
+    def close(self) -> None:
+        """Stop the actors, and Ray itself when this executor started it."""
+        for actor in self._actors:
+            ray.kill(actor)
+        if self._started_ray:
+            ray.shutdown()
+
+
+def _batches(units: Iterable[WorkUnit], size: int) -> Iterator[_Batch]:
+    """Group units into batches of about ``size`` rows, splitting large units."""
+    batch, count = [], 0
+    for task, rows in units:
+        for start in range(0, len(rows), size):
+            chunk = rows[start:start + size]
+            batch.append((task, chunk))
+            count += len(chunk)
+            if count >= size:
+                yield _Batch(batch)
+                batch, count = [], 0
+    if batch:
+        yield _Batch(batch)
