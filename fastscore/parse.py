@@ -225,10 +225,10 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
     return tokens
 
 
-def _number(text: str, column: int) -> se.Number:
-    """The exact value of a numeric literal (Integer or Rational)."""
+def _number(text: str, column: int) -> tuple[se.Basic, int]:
+    """The exact value of a numeric literal (Integer or Rational) and a bound on its digits."""
     if text.isdigit() and len(text) <= 18:
-        return se.Integer(int(text))
+        return se.Integer(int(text)), len(text)
     mantissa, _, exponent_text = text.lower().partition("e")
     if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
         raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
@@ -236,7 +236,7 @@ def _number(text: str, column: int) -> se.Number:
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
     if not digits:
-        return se.Integer(0)
+        return se.Integer(0), 1
     if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
         raise ParseError(f"number at column {column} has more than {MAX_SIGNIFICANT_DIGITS} significant digits", column)
     # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
@@ -245,8 +245,8 @@ def _number(text: str, column: int) -> se.Number:
         raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
     scale = exponent - len(fraction)
     if scale >= 0:
-        return se.Integer(int(digits) * 10**scale)
-    return se.Rational(int(digits), 10**-scale)
+        return se.Integer(int(digits) * 10**scale), len(digits) + scale
+    return se.Rational(int(digits), 10**-scale), max(len(digits), 1 - scale)
 
 
 def _short(expr: se.Basic, width: int = 40) -> str:
@@ -266,25 +266,45 @@ def _exceeds(p: int, q: int, limit: float) -> bool:
     return abs(p) > limit if q == 1 else Fraction(abs(p), q) > limit
 
 
-def _exact_digits(expr: se.Basic) -> float:
-    """Decimal digits of the exact numbers in ``expr`` that a power of it would expand.
+def _digits(number: se.Basic) -> float:
+    """Size of a Rational in decimal digits: log10 of the larger of |numerator| and denominator."""
+    if number.is_zero:
+        return 0.0
+    p, q = _fraction(number)
+    return max(math.log10(abs(p)), math.log10(q))
+
+
+def _power_digits(expr: se.Basic, magnitude: float) -> float:
+    """Digits of the exact numbers SymEngine computes when raising ``expr`` to ``magnitude``.
 
     SymEngine raises a number, a product's numeric factors and a power of a number
     exactly: ``(1e400*x)**1000`` holds 10**400000.
     """
     digits = 0.0
     for factor in expr.args if expr.is_Mul else (expr,):
-        scale = 1.0
+        scale = magnitude
         if factor.is_Pow:
             factor, exponent = factor.args
             if not exponent.is_Rational:
                 continue
             p, q = _fraction(exponent)
-            scale = abs(p) / q
-        if factor.is_Rational and not factor.is_zero:
-            p, q = _fraction(factor)
-            digits += max(math.log10(abs(p)), math.log10(q)) * scale
+            scale *= abs(p) / q
+        if factor.is_Rational:
+            digits += _digits(factor) * scale
     return digits
+
+
+def _max_digits(expr: se.Basic) -> float:
+    """Digits of the largest exact number anywhere in ``expr``."""
+    largest = 0.0
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if node.is_Rational:
+            largest = max(largest, _digits(node))
+        else:
+            stack.extend(node.args)
+    return largest
 
 
 def _finite_real(expr: se.Basic) -> bool:
@@ -303,12 +323,14 @@ def _finite_real(expr: se.Basic) -> bool:
 
 # --------------------------------------------------------------------------- parser
 
-# A parsed value is a tuple (expr, const, bound): ``const`` is true when the value is
-# known to have no free symbols (built from constants only, or folded to a number,
-# as x - x does), so constant subexpressions can be checked to be finite and real;
-# ``bound`` is an upper bound on |numeric exponent| of any power the
-# value can yield under SymEngine's automatic folding (leaves count 1, products add,
-# powers multiply), so the full tree walk for folded exponents runs only when needed.
+# A parsed value is a tuple (expr, const, bound, digits):
+# - const: the value is known to have no free symbols (built from constants only, or
+#   folded to a number, as x - x does), so it is checked to be finite and real;
+# - bound: an upper bound on |numeric exponent| of any power the value can yield under
+#   SymEngine's automatic folding (leaves count 1, products add, powers multiply);
+# - digits: an upper bound on the decimal digits of any exact number in the value
+#   (products and sums add, powers multiply).
+# The bounds are cheap; the exact tree walks run only when a bound exceeds its limit.
 
 
 class _Parser:
@@ -325,7 +347,7 @@ class _Parser:
         """Parse one complete expression from ``tokens`` (ending with END)."""
         self.tokens, self.pos, self.depth = tokens, 0, 0
         try:
-            expr, _, bound = self._sum()
+            expr, _, bound, _ = self._sum()
             token = tokens[self.pos]
             if token[0] != _END:
                 raise self._unexpected(token)
@@ -376,28 +398,41 @@ class _Parser:
     def _not_real(self, what: str, column: int) -> ParseError:
         return ParseError(f"{what} at column {column} is not a finite real number (in float64)", column)
 
+    @staticmethod
+    def _checked_digits(expr: se.Basic, digits: float, column: int) -> float:
+        """``digits`` if within the limit, else the measured digits of ``expr``'s largest number."""
+        if digits <= MAX_RESULT_DIGITS:
+            return digits
+        digits = _max_digits(expr)
+        if digits > MAX_RESULT_DIGITS:
+            raise ParseError(
+                f"number at column {column} has about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}", column
+            )
+        return digits
+
     # -- grammar
 
     def _sum(self):
-        expr, const, bound = self._product()
+        expr, const, bound, digits = self._product()
         while True:
             kind, _, column = self.tokens[self.pos]
             if kind != "+" and kind != "-":
-                return expr, const, bound
+                return expr, const, bound, digits
             self.pos += 1
-            rhs, rhs_const, rhs_bound = self._product()
+            rhs, rhs_const, rhs_bound, rhs_digits = self._product()
             expr = expr + rhs if kind == "+" else expr - rhs
             const = (const and rhs_const) or expr.is_Number
             bound = max(bound, rhs_bound)
+            digits = self._checked_digits(expr, digits + rhs_digits, column)
 
     def _product(self):
-        expr, const, bound = self._unary()
+        expr, const, bound, digits = self._unary()
         while True:
             kind, _, column = self.tokens[self.pos]
             if kind != "*" and kind != "/":
-                return expr, const, bound
+                return expr, const, bound, digits
             self.pos += 1
-            rhs, rhs_const, rhs_bound = self._unary()
+            rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
             if kind == "*":
                 expr = expr * rhs
             else:
@@ -406,6 +441,7 @@ class _Parser:
                 expr = expr / rhs
             const = (const and rhs_const) or expr.is_Number
             bound = bound + rhs_bound
+            digits = self._checked_digits(expr, digits + rhs_digits, column)
 
     def _unary(self):
         kind, _, column = self.tokens[self.pos]
@@ -413,9 +449,9 @@ class _Parser:
             return self._power()
         self.pos += 1
         self._enter(column)
-        expr, const, bound = self._unary()
+        expr, const, bound, digits = self._unary()
         self.depth -= 1
-        return (-expr if kind == "-" else expr), const, bound
+        return (-expr if kind == "-" else expr), const, bound, digits
 
     def _power(self):
         base = self._atom()
@@ -433,7 +469,8 @@ class _Parser:
         kind, text, column = token
         if kind == _NUMBER:
             self.pos += 1
-            return _number(text, column), True, 1
+            value, digits = _number(text, column)
+            return value, True, 1, digits
         if kind == _NAME:
             self.pos += 1
             if self.tokens[self.pos][0] == "(":
@@ -452,14 +489,14 @@ class _Parser:
 
     def _name(self, name: str, column: int):
         if name in self.names:
-            return symbol(name), False, 1
+            return symbol(name), False, 1, 0
         constant = _CONSTANTS.get(name)
         if constant is not None:
-            return constant, True, 1
+            return constant, True, 1, 0
         if name in _FUNCTION_TABLE:
             raise ParseError(f"function '{name}' used without arguments at column {column}", column)
         if self.allow_new:
-            return symbol(name), False, 1
+            return symbol(name), False, 1, 0
         raise ParseError(f"unknown name '{name}' at column {column}", column)
 
     def _call(self, token: tuple[str, str, int]):
@@ -484,36 +521,37 @@ class _Parser:
         if len(args) not in arities:
             expected = " or ".join(str(n) for n in arities)
             raise ParseError(f"{name}() takes {expected} argument(s), got {len(args)} (column {column})", column)
-        exprs = [expr for expr, _, _ in args]
-        const = all(arg_const for _, arg_const, _ in args)
+        exprs = [arg[0] for arg in args]
         if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
-            (x, x_const, _), (base, base_const, _) = args
+            (x, x_const, _, _), (base, base_const, _, _) = args
             if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
                 raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
             if x_const and not _finite_real(se.log(x)):
                 raise self._not_real(f"log({_short(x, 20)})", column)
         result = function(*exprs)
-        const = const or result.is_Number
+        const = all(arg[1] for arg in args) or result.is_Number
         if const and not _finite_real(result):
             raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", column)
-        return result, const, max(bound for _, _, bound in args)
+        return result, const, max(arg[2] for arg in args), max(arg[3] for arg in args)
 
     def _pow(self, base, exponent, column: int):
-        b, b_const, b_bound = base
-        e, e_const, e_bound = exponent
+        b, b_const, b_bound, b_digits = base
+        e, e_const, e_bound, e_digits = exponent
         limit = self.limits.max_exponent
+        digits = max(b_digits, e_digits)
         if e.is_Rational:
             p, q = _fraction(e)
             if _exceeds(p, q, limit):
                 raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
             if b.is_Rational or b.is_Mul or b.is_Pow:
-                digits = _exact_digits(b) * magnitude
-                if digits > MAX_RESULT_DIGITS:
+                new_digits = _power_digits(b, magnitude)
+                if new_digits > MAX_RESULT_DIGITS:
                     raise ParseError(
-                        f"power at column {column} would have about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}",
+                        f"power at column {column} would have about {new_digits:.0f} digits, limit {MAX_RESULT_DIGITS}",
                         column,
                     )
+                digits = max(digits, new_digits)
             bound = max(b_bound, 1) * max(magnitude, 1)
         else:
             if e_const:
@@ -526,7 +564,7 @@ class _Parser:
         const = (b_const and e_const) or result.is_Number
         if const and not _finite_real(result):
             raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", column)
-        return result, const, bound
+        return result, const, bound, digits
 
     def _audit_exponents(self, expr: se.Basic) -> None:
         """Reject any power whose numeric exponent exceeds the limit after folding."""
