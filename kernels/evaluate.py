@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import math
+
 import numpy as np
 
 from . import opcodes as op
@@ -105,7 +107,7 @@ def run_tape(ops, args, start, stop, X, p0, nb, stack):
                     r[i] = r[i] ** s[i]
             else:
                 for i in range(nb):
-                    r[i] = np.arctan2(r[i], s[i])
+                    r[i] = math.atan2(r[i], s[i])
         elif code <= op.RDIV_V:  # binary with a variable row
             r = stack[sp]
             x = X[int(a), p0 : p0 + nb]
@@ -162,55 +164,55 @@ def _unary(code, a, stack, sp, nb):
             r[i] = -r[i]
     elif code == op.SQRT:
         for i in range(nb):
-            r[i] = np.sqrt(r[i])
+            r[i] = math.sqrt(r[i])
     elif code == op.CBRT:
         for i in range(nb):
             r[i] = np.cbrt(r[i]) if r[i] >= 0.0 else np.nan
     elif code == op.EXP:
         for i in range(nb):
-            r[i] = np.exp(r[i])
+            r[i] = math.exp(r[i])
     elif code == op.LOG:
         for i in range(nb):
-            r[i] = np.log(r[i])
+            r[i] = math.log(r[i])
     elif code == op.SIN:
         for i in range(nb):
-            r[i] = np.sin(r[i])
+            r[i] = math.sin(r[i])
     elif code == op.COS:
         for i in range(nb):
-            r[i] = np.cos(r[i])
+            r[i] = math.cos(r[i])
     elif code == op.TAN:
         for i in range(nb):
-            r[i] = np.tan(r[i])
+            r[i] = math.tan(r[i])
     elif code == op.ASIN:
         for i in range(nb):
-            r[i] = np.arcsin(r[i])
+            r[i] = math.asin(r[i])
     elif code == op.ACOS:
         for i in range(nb):
-            r[i] = np.arccos(r[i])
+            r[i] = math.acos(r[i])
     elif code == op.ATAN:
         for i in range(nb):
-            r[i] = np.arctan(r[i])
+            r[i] = math.atan(r[i])
     elif code == op.SINH:
         for i in range(nb):
-            r[i] = np.sinh(r[i])
+            r[i] = math.sinh(r[i])
     elif code == op.COSH:
         for i in range(nb):
-            r[i] = np.cosh(r[i])
+            r[i] = math.cosh(r[i])
     elif code == op.TANH:
         for i in range(nb):
-            r[i] = np.tanh(r[i])
+            r[i] = math.tanh(r[i])
     elif code == op.ASINH:
         for i in range(nb):
-            r[i] = np.arcsinh(r[i])
+            r[i] = math.asinh(r[i])
     elif code == op.ACOSH:
         for i in range(nb):
-            r[i] = np.arccosh(r[i])
+            r[i] = math.acosh(r[i])
     elif code == op.ATANH:
         for i in range(nb):
-            r[i] = np.arctanh(r[i])
+            r[i] = math.atanh(r[i])
     elif code == op.ABS:
         for i in range(nb):
-            r[i] = np.abs(r[i])
+            r[i] = abs(r[i])
     elif code == op.SIGN:
         for i in range(nb):
             r[i] = np.sign(r[i])
