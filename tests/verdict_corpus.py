@@ -735,3 +735,12 @@ ne("sqrt(x**4)/x", "2*sqrt(x**4)/x", (V("x", 1e80, 1e120, "log"),), "overflow/ne
    "factor 2; both sides inf in float64 at every point",
    bug="points where both sides are non-finite in float64 are skipped as outside the domain without a "
        "high-precision re-check, although both are finite (x and 2x): undecided instead of different")
+
+# principal roots of negative numbers, and domain restrictions lost at parse time
+eq("cbrt(x)", "x**(1/3)", SIGNED, "roots", "cbrt is the principal cube root; both undefined for x < 0")
+ne("cbrt(x)", "-cbrt(-x)", SIGNED, "roots", "defined on opposite halves")
+ne("x**(2/3)", "cbrt(x**2)", SIGNED, "roots", "x**(2/3) undefined for x < 0, cbrt(x**2) defined")
+eq("x**(1/3)", "x**0.3333333333333333", POS, "roots", "decimal exponent within 1e-16", exact=False)
+ne("sqrt(x)**2", "x", SIGNED, "roots", "sqrt(x)**2 has no real value for x < 0",
+   bug="SymEngine rewrites sqrt(x)**2 to x while parsing, so the candidate becomes defined for x < 0 "
+       "and is proven 'identical'; the domain restriction of the text is lost")
