@@ -75,19 +75,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import symengine as se
 import yaml
 
 from fastscore.data import sample_inputs
 from fastscore.parse import ParseError, parse_equation, parse_expression
-from fastscore.problems import Constant, Equation, Probe, Problem, ProblemError, Sampling, Variable
+from fastscore.problems import Constant, Equation, Probe, Problem, Sampling, Variable
 from fastscore.reference import solve_reference_mechanism
 from fastscore.solve import SolveError
 
 __all__ = [
-    "Family", "FamilyError", "Mechanism", "Mutation", "Relation", "apply_mutation", "compose",
-    "core_set", "instance_task_id", "instances", "instance_yaml", "library_files", "load_family",
-    "load_families", "original_mechanism",
+    "Edit", "Family", "FamilyError", "Mechanism", "Mutation", "Relation", "Term", "apply_mutation", "compose",
+    "composed_mechanism", "core_set", "instance_task_id", "instances", "instance_yaml", "library_files",
+    "load_families", "load_family", "original_mechanism",
 ]
 
 FAMILY_SUFFIX = ".family.yaml"
@@ -167,6 +166,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Mutation:
+    """One base mutation Δ``index``: a named, interpretable set of edits."""
+
     index: int
     name: str
     kind: str
@@ -176,6 +177,8 @@ class Mutation:
 
 @dataclass(frozen=True)
 class Family:
+    """A family source: declared names, the Original's relations, five mutations, the Core set."""
+
     name: str
     title: str
     domain: str
@@ -624,7 +627,7 @@ def _derive(problem: Problem, probe_names: tuple[str, ...]) -> tuple[str, list[t
             again = parse_expression(text, names=problem.known_names)
         except ParseError as error:
             raise FamilyError(f"{problem.task_id}: the text of {name} does not re-parse: {error}") from None
-        if not (again - expr).expand().is_zero and again != expr:
+        if again != expr and not (again - expr).expand().is_zero:
             raise FamilyError(f"{problem.task_id}: the text of {name} re-parses to a different expression")
         values = solution.values([name], points)[name]
         if not np.all(np.isfinite(values)):
