@@ -318,6 +318,16 @@ def _invert_all(expr: se.Basic, values: list[se.Basic], x: se.Symbol) -> list[se
     return out
 
 
+def _even_root_of(expr: se.Basic, x: se.Symbol) -> bool:
+    """Whether ``x`` sits under an even root (``sqrt``...): squaring it away may
+    bring roots that do not satisfy ``expr = 0``."""
+    if not expr.has(x):
+        return False
+    if expr.is_Pow and (e := _rational(expr.args[1])) is not None and e.denominator % 2 == 0:
+        return True
+    return any(_even_root_of(arg, x) for arg in expr.args)
+
+
 def _closed_forms(lhs: se.Basic, rhs: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
     """Candidate closed forms of ``x`` from ``lhs = rhs`` (free of ``x``), or None."""
     if lhs == x and not rhs.has(x):
@@ -367,13 +377,19 @@ class _Solver:
         return self.env
 
     def evaluate(self, expr: se.Basic) -> np.ndarray:
+        """Values of ``expr`` (in knowns and numerically solved unknowns) at the points."""
+        return self.evaluate_many([expr])[0]
+
+    def evaluate_many(self, exprs: Sequence[se.Basic]) -> np.ndarray:
+        """Values of several expressions at the points, shape ``(len(exprs), n)``."""
         env = self.environment()
-        missing = _names(expr) - env.keys()
+        variables = sorted(set().union(*(_names(e) for e in exprs)))
+        missing = set(variables) - env.keys()
         if missing:
             raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
-        if not env:
-            return np.atleast_1d(evaluate(compile_tape(expr, []), np.empty((0, 1))))
-        return _run(_compile(expr), env)
+        tapes = [compile_tape(e, variables) for e in exprs]
+        n = len(next(iter(env.values()))) if env else 1
+        return evaluate(tapes, _stack(env, variables, n))
 
     # -- results
 
@@ -443,30 +459,32 @@ class _Solver:
         """An equation whose unknowns were all eliminated: redundant or inconsistent."""
         if se.expand(lhs - rhs).is_zero:
             raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds identically)")
-        if not self.points or not self.consistent(lhs, rhs):
+        if not self.points or not self.consistent(se.expand(lhs - rhs), se.Integer(0)):
             raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {se.expand(lhs - rhs)} = 0")
         raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds on every sample)")
 
     def consistent(self, lhs: se.Basic, rhs: se.Basic) -> bool:
-        """``lhs = rhs`` on every sample: the positive and negative terms of the
-        expanded difference agree within the tolerance (or are both non-finite)."""
-        difference = se.expand(lhs - rhs)
-        if difference.is_zero:
-            return True
-        plus, minus = [], []
-        for term in _add_args(difference):
-            lead = term.args[0] if term.is_Mul else term
-            (minus if lead.is_Number and lead < 0 else plus).append(term)
-        a, b = self.evaluate(se.Add(*plus)), self.evaluate(-se.Add(*minus))
-        both_nan = ~np.isfinite(a) & ~np.isfinite(b)
-        close = np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))
-        return bool(np.all(close | both_nan))
+        """``lhs = rhs`` on every sample (or non-finite on both sides)."""
+        return bool(np.all(self.satisfies(lhs, rhs, nan_ok=True)))
+
+    def satisfies(self, lhs: se.Basic, rhs: se.Basic, *, nan_ok: bool = False) -> np.ndarray:
+        """Per sample: ``lhs`` and ``rhs`` agree within the tolerance relative to the
+        largest of the sides and of the terms of their expansions (so that sides
+        cancelling to zero are judged on the scale of their terms)."""
+        if se.expand(lhs - rhs).is_zero:
+            return np.ones(self.evaluate(se.Integer(0)).shape, dtype=bool)
+        terms = [t for side in (lhs, rhs) for t in _add_args(se.expand(side))]
+        values = self.evaluate_many([lhs, rhs, *terms])
+        scale = np.max(np.abs(values), axis=0)
+        a, b = values[0], values[1]
+        close = np.abs(a - b) <= _RTOL * scale
+        return close | (~np.isfinite(a) & ~np.isfinite(b)) if nan_ok else close
 
     def solve_single(self, lhs, rhs, name, steps) -> se.Basic | None:
         """Closed form of ``name`` from one equation, branch chosen over the points."""
         x = se.Symbol(name)
         forms = _closed_forms(lhs, rhs, x)
-        if forms is not None and len(forms) == 1:
+        if forms is not None and len(forms) == 1 and not (self.points and _even_root_of(lhs - rhs, x)):
             return forms[0]
         if forms is None:
             forms = self.sympy_forms(lhs - rhs, x)
@@ -509,10 +527,6 @@ class _Solver:
             if (other[0], other[1]) == (best[0], best[1]) and not _agree(other[3], best[3]):
                 raise SolveError(f"ambiguous branch for {name}: {best[2]} or {other[2]}")
         return best[2]
-
-    def satisfies(self, lhs: se.Basic, rhs: se.Basic) -> np.ndarray:
-        a, b = self.evaluate(lhs), self.evaluate(rhs)
-        return np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b)) + 1e-300
 
     def sympy_forms(self, residual: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
         """SymPy's ``solve`` on an expression we built, within the remaining budget."""

@@ -179,14 +179,16 @@ def _newton(ops, args, starts, column, first, k, stack):
         for j in range(k):
             x0[j] = column[first + j, 0]
         step = 1.0
-        for _ in range(40):
+        decreased = False
+        for _ in range(30):
             for j in range(k):
                 column[first + j, 0] = x0[j] + step * d[j]
             trial = _residuals(ops, args, starts, column, k, stack, F)
             if np.isfinite(trial) and trial < norm:
+                decreased = True
                 break
             step *= 0.5
-        if not np.isfinite(trial):
+        if not decreased:  # a minimum of the residual norm that is not a root
             return False
         small = True
         for j in range(k):
