@@ -28,6 +28,8 @@ STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "
 MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 EXACT_WILCOXON_MAX = 50
+USED_COLUMNS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
+                "m_correct", "n_probes", "id_acc", "ood_acc")
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
     "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
@@ -137,31 +139,31 @@ def task_outcomes(scores: pl.DataFrame, outcome: str) -> pl.DataFrame:
     ).with_columns((pl.col("rate") > 0.5).cast(pl.Float64).alias("majority")).sort("config", "task")
 
 
-def _wide(outcomes: pl.DataFrame, value: str, configs: Sequence[str]) -> np.ndarray:
-    """(tasks × configs) matrix of ``value`` over the tasks every config has."""
-    wide = outcomes.pivot(on="config", index="task", values=value).drop_nulls()
-    return wide.select(configs).to_numpy().astype(float) if wide.height else np.empty((0, len(configs)))
+def _wide(outcomes: pl.DataFrame, value: str) -> tuple[list[str], np.ndarray]:
+    """The sorted configs and the (tasks × configs) matrix of ``value`` (NaN where a
+    config lacks the task)."""
+    configs = sorted(outcomes["config"].unique().to_list())
+    wide = outcomes.pivot(on="config", index="task", values=value)
+    return configs, wide.select(configs).cast(pl.Float64).to_numpy() if wide.height else np.empty((0, len(configs)))
 
 
 def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
-    """Every pair of configurations on the task-level ``outcome``: rates, the better
-    config, Wilcoxon and McNemar p-values with their Holm adjustments."""
+    """Every pair of configurations on the task-level ``outcome`` (tasks both have):
+    rates, the better config, Wilcoxon and McNemar p-values with their Holm adjustments."""
     outcomes = task_outcomes(scores, outcome)
-    configs = sorted(outcomes["config"].unique().to_list())
+    configs, rates = _wide(outcomes, "rate")
+    _, majority = _wide(outcomes, "majority")
     rows = []
-    for first, second in itertools.combinations(configs, 2):
-        pair = outcomes.filter(pl.col("config").is_in([first, second]))
-        rates = _wide(pair, "rate", [first, second])
-        majority = _wide(pair, "majority", [first, second])
-        a, b = rates.T
+    for i, j in itertools.combinations(range(len(configs)), 2):
+        both = ~(np.isnan(rates[:, i]) | np.isnan(rates[:, j]))
+        a, b = rates[both, i], rates[both, j]
+        solved_a, solved_b = majority[both, i] != 0, majority[both, j] != 0
         rate_a, rate_b = (float(a.mean()), float(b.mean())) if a.size else (float("nan"),) * 2
         rows.append({
-            "config_a": first, "config_b": second, "n_tasks": int(a.size), "rate_a": rate_a, "rate_b": rate_b,
-            "better": first if rate_a > rate_b else second if rate_b > rate_a else "=",
-            "wilcoxon_p": wilcoxon_signed_rank(a, b),
-            "only_a": int(np.sum((majority[:, 0] != 0) & (majority[:, 1] == 0))),
-            "only_b": int(np.sum((majority[:, 0] == 0) & (majority[:, 1] != 0))),
-            "mcnemar_p": mcnemar_exact(*majority.T),
+            "config_a": configs[i], "config_b": configs[j], "n_tasks": int(a.size), "rate_a": rate_a,
+            "rate_b": rate_b, "better": configs[i] if rate_a > rate_b else configs[j] if rate_b > rate_a else "=",
+            "wilcoxon_p": wilcoxon_signed_rank(a, b), "only_a": int(np.sum(solved_a & ~solved_b)),
+            "only_b": int(np.sum(~solved_a & solved_b)), "mcnemar_p": mcnemar_exact(solved_a, solved_b),
         })
     schema = {"config_a": pl.Utf8, "config_b": pl.Utf8, "n_tasks": pl.Int64, "rate_a": pl.Float64,
               "rate_b": pl.Float64, "better": pl.Utf8, "wilcoxon_p": pl.Float64, "only_a": pl.Int64,
@@ -176,11 +178,10 @@ def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -
 def cochran_across(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> dict | None:
     """Cochran's Q across every configuration (majority outcomes on the tasks all of
     them have): ``q``, ``df``, ``p``, ``n_tasks``; None with fewer than 3 configs."""
-    outcomes = task_outcomes(scores, outcome)
-    configs = sorted(outcomes["config"].unique().to_list())
+    configs, matrix = _wide(task_outcomes(scores, outcome), "majority")
     if len(configs) < 3:
         return None
-    matrix = _wide(outcomes, "majority", configs)
+    matrix = matrix[~np.isnan(matrix).any(axis=1)]
     q, p = cochran_q(matrix) if matrix.shape[0] else (float("nan"), float("nan"))
     return {"q": q, "df": len(configs) - 1, "p": p, "n_tasks": matrix.shape[0]}
 
@@ -236,7 +237,9 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
     rows = strata.filter(pl.col("stratum") == "n_mutations") if "stratum" in strata.columns else strata.clear()
     if rows.is_empty():
         return False
-    rows = rows.with_columns(pl.col("value").cast(pl.Int64).alias("x"))
+    rows = rows.with_columns(pl.col("value").cast(pl.Int64, strict=False).alias("x")).drop_nulls("x")
+    if rows.is_empty():
+        return False
     xs = sorted(rows["x"].unique().to_list())
     configs = sorted(rows["config"].unique().to_list())
     colors = _colors(configs)
@@ -385,10 +388,11 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     path = directory / "scores.parquet"
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
-    scores = pl.read_parquet(path)
-    for name, dtype in SCORE_SCHEMA.items():
-        if name not in scores.columns:
-            scores = scores.with_columns(pl.lit(None, dtype=dtype).alias(name))
+    schema = pl.read_parquet_schema(path)
+    scores = pl.read_parquet(path, columns=[name for name, dtype in schema.items() if name in USED_COLUMNS
+                                            or (name not in SCORE_SCHEMA and dtype.is_numeric())])
+    scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
+                                 for name in USED_COLUMNS if name not in scores.columns)
     summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
         else summary_table(scores)
     strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
