@@ -11,6 +11,7 @@ import pytest
 import symengine as se
 from scipy.optimize import least_squares
 
+from fastscore.data import sample_inputs
 from fastscore.library import (
     CORE_SET_FILE, FamilyError, apply_mutation, compose, core_set, instance_task_id, library_files,
     load_families, load_family, original_mechanism,
@@ -249,7 +250,8 @@ def test_derived_law_solves_the_composed_mechanism(families, problems):
             p = problems[instance_task_id(family, subset)]
             constants = {c.name: c.value for c in p.constants}
             for _ in range(2):
-                point = {**{v.name: _draw(v.sampling, rng) for v in p.inputs}, **constants}
+                drawn = sample_inputs(p, region="domain", n=1, rng=rng)
+                point = {**{name: float(v[0]) for name, v in drawn.items()}, **constants}
                 solution = solve_reference_mechanism(p, {k: np.array([v]) for k, v in point.items()},
                                                      constants={}, budget=20.0)
                 unknowns = [p.target.name, *(v.name for v in p.intermediates)]
@@ -260,9 +262,3 @@ def test_derived_law_solves_the_composed_mechanism(families, problems):
                 assert root[p.target.name] == pytest.approx(law, rel=1e-7), p.task_id
                 for probe in p.probes:
                     assert root[probe.name] == pytest.approx(_value(probe.formula, point), rel=1e-7, abs=1e-300)
-
-
-def _draw(sampling, rng) -> float:
-    if sampling.distribution == "log_uniform":
-        return float(np.exp(rng.uniform(np.log(sampling.min), np.log(sampling.max))))
-    return float(rng.uniform(sampling.min, sampling.max))
