@@ -73,11 +73,14 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *,
             answer = parsed.get(name)
             verdict = _judge_probe(reference, name, answer, answers_error, values, probe_outcomes, settings)
             probe_results.append(verdict)
+            found = None if outcome.in_mechanism is None else outcome.in_mechanism[name]
             probe_rows.append({**_identity(row), "probe": name,
                                "answer": None if answer is None else str(answer),
                                "probe_equivalent": verdict.equivalent, "probe_verdict": verdict.provenance,
                                "probe_reason": verdict.reason,
-                               "probe_counterexample": _json(verdict.counterexample)})
+                               "probe_counterexample": _json(verdict.counterexample),
+                               "probe_in_mechanism": None if outcome.in_mechanism is None else found is not None,
+                               "probe_mechanism_quantity": found})
         score_rows.append(_score_row(reference, row, candidate, outcome, probe_results))
     return score_rows, probe_rows
 
@@ -170,6 +173,7 @@ class _LawOutcome:
     verdict: Verdict | None = None
     metrics: Mapping[str, float] = field(default_factory=dict)
     error: str | None = None
+    in_mechanism: Mapping[str, str | None] | None = None  # probe -> equal internal quantity
 
 
 def _judge_law(reference: Reference, candidate: _Candidate, values, settings: Settings) -> _LawOutcome:
@@ -192,7 +196,23 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, settings: Se
         for name in METRICS:
             metrics[f"{prefix}_{name}"] = float(result[name])
         metrics[f"{prefix}_acc"] = bool(accuracy(result["max_rel_err"], tol=settings.acc_tol))
-    return _LawOutcome(verdict=verdict, metrics=metrics)
+    in_mechanism = None if candidate.solution is None else _probes_in_mechanism(reference, candidate.solution, settings)
+    return _LawOutcome(verdict=verdict, metrics=metrics, in_mechanism=in_mechanism)
+
+
+def _probes_in_mechanism(reference: Reference, solution, settings: Settings) -> dict[str, str | None]:
+    """For each reference probe, the internal quantity of a submitted mechanism that is
+    equivalent to it (whatever the submitter named it), or None."""
+    target = reference.problem.target.name
+    internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
+    values = solution.values(internal, _points(reference)) if internal else {}
+    found = {}
+    for probe, expected in reference.probes.items():
+        found[probe] = next((name for name in internal if judge(
+            solution.expressions.get(name), expected.expr, candidate_values=values[name],
+            reference_values=expected.values, domain=reference.domain, settings=settings,
+            reference_mp=expected.mp).equivalent), None)
+    return found
 
 
 def _points(reference: Reference) -> dict[str, np.ndarray]:
@@ -241,6 +261,8 @@ def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcom
         "derived_formula": None if candidate.expr is None else str(candidate.expr),
         "m_correct": None if n_probes == 0 else n_correct == n_probes,
         "n_probes": n_probes, "n_probes_correct": n_correct,
+        "n_probes_in_mechanism": None if outcome.in_mechanism is None else
+        sum(v is not None for v in outcome.in_mechanism.values()),
         "complexity_mean": float(np.mean(nodes)) if nodes else None,
         "complexity_max": max(nodes) if nodes else None,
         "complexity_total": sum(nodes) if nodes else None,

@@ -7,6 +7,8 @@ averaged over runs (groups keep a fixed row order, so the floats are reproducibl
 - ``cond_fail``: P(m_correct = false | p_equivalent = true), over tasks with probes and
   an equivalent law (null when a run has none);
 - ``acc_id`` / ``acc_ood``: share of tasks with max relative error <= acc_tol.
+Numeric columns carried through from the sweep (wall time, tokens, cost) are the
+solver's cost: the summary adds their median, total and total per correct task.
 """
 from __future__ import annotations
 
@@ -29,14 +31,14 @@ SCORE_SCHEMA = {
     "derived_formula": pl.Utf8,
     "id_acc": pl.Boolean, "ood_acc": pl.Boolean,
     **{f"{split}_{m}": pl.Float64 for split in ("id", "ood") for m in METRICS},
-    "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64,
+    "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64, "n_probes_in_mechanism": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
     "parse_solve_seconds": pl.Float64, "submission_sha": pl.Utf8,
 }
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
     "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,
-    "probe_counterexample": pl.Utf8,
+    "probe_counterexample": pl.Utf8, "probe_in_mechanism": pl.Boolean, "probe_mechanism_quantity": pl.Utf8,
 }
 
 
@@ -85,9 +87,34 @@ def _over_runs(per_run: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
 
 
 def summary(scores: pl.DataFrame) -> pl.DataFrame:
-    """Per config: rates over the fixed task denominator, averaged over runs."""
+    """Per config: rates over the fixed task denominator, averaged over runs, then the
+    solver cost columns (see ``solver_cost``)."""
     per_run = scores.sort("config", "run", "task").group_by("config", "run", maintain_order=True).agg(_rates())
-    return _over_runs(per_run, ["config"])
+    rates = _over_runs(per_run, ["config"])
+    cost = solver_cost(scores)
+    return rates if cost is None else rates.join(cost, on="config", how="left")
+
+
+def cost_columns(scores: pl.DataFrame) -> list[str]:
+    """Numeric columns carried through from the sweep (wall time, tokens, cost, ...)."""
+    return [name for name, dtype in scores.schema.items()
+            if name not in SCORE_SCHEMA and name != "run" and dtype.is_numeric()]
+
+
+def solver_cost(scores: pl.DataFrame) -> pl.DataFrame | None:
+    """Per config, for each carried-through numeric column C: ``C_median`` and
+    ``C_total`` over submitted cells, and ``C_per_correct`` = total / number of cells
+    with an equivalent law (null when there is none).  None without such columns."""
+    columns = cost_columns(scores)
+    if not columns:
+        return None
+    submitted = scores.filter(pl.col("status") != "missing").sort("config", "run", "task")
+    correct = pl.col("p_equivalent").fill_null(False).sum()
+    aggregations = []
+    for name in columns:
+        aggregations += [pl.col(name).median().alias(f"{name}_median"), pl.col(name).sum().alias(f"{name}_total"),
+                         pl.when(correct > 0).then(pl.col(name).sum() / correct).alias(f"{name}_per_correct")]
+    return submitted.group_by("config", maintain_order=True).agg(aggregations).sort("config")
 
 
 def strata(scores: pl.DataFrame) -> pl.DataFrame:
