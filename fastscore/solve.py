@@ -187,9 +187,33 @@ def _rational(expr: se.Basic) -> Fraction | None:
     return None
 
 
+_MAX_EXPANDED_TERMS = 2000
+
+
+def _expanded_terms(expr: se.Basic) -> int:
+    """An upper bound of the number of terms of ``se.expand(expr)`` (capped)."""
+    if expr.is_Add:
+        return min(sum(_expanded_terms(a) for a in expr.args), _MAX_EXPANDED_TERMS + 1)
+    if expr.is_Mul:
+        count = 1
+        for a in expr.args:
+            count = min(count * _expanded_terms(a), _MAX_EXPANDED_TERMS + 1)
+        return count
+    if expr.is_Pow and expr.args[1].is_Integer and expr.args[1] > 1:
+        base = _expanded_terms(expr.args[0])
+        return 1 if base == 1 else min(base ** min(int(expr.args[1]), 64), _MAX_EXPANDED_TERMS + 1)
+    return 1
+
+
+def _expand(expr: se.Basic) -> se.Basic:
+    """``se.expand(expr)``, or ``expr`` itself when expanding would blow up
+    (SymEngine's C++ cannot be interrupted by the budget)."""
+    return se.expand(expr) if _expanded_terms(expr) <= _MAX_EXPANDED_TERMS else expr
+
+
 def _numerator(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
     """The expanded numerator of ``lhs - rhs`` (denominators cleared)."""
-    return se.expand((lhs - rhs).as_numer_denom()[0])
+    return _expand((lhs - rhs).as_numer_denom()[0])
 
 
 def _coefficients(expr: se.Basic, x: se.Symbol) -> tuple[dict[int, se.Basic], int] | None:
@@ -422,7 +446,7 @@ class _Solver:
             steps.append((name, expr))
             remaining.remove(name)
             for lhs, rhs in equations:
-                if not _names(se.expand(lhs - rhs)) & set(remaining):
+                if not _names(_expand(lhs - rhs)) & set(remaining):
                     self.lost_unknown(lhs, rhs)
             self.check_budget()
         solved: dict[str, se.Basic] = {}
@@ -457,10 +481,10 @@ class _Solver:
 
     def lost_unknown(self, lhs: se.Basic, rhs: se.Basic) -> None:
         """An equation whose unknowns were all eliminated: redundant or inconsistent."""
-        if se.expand(lhs - rhs).is_zero:
+        if _expand(lhs - rhs).is_zero:
             raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds identically)")
-        if not self.points or not self.consistent(se.expand(lhs - rhs), se.Integer(0)):
-            raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {se.expand(lhs - rhs)} = 0")
+        if not self.points or not self.consistent(_expand(lhs - rhs), se.Integer(0)):
+            raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {_expand(lhs - rhs)} = 0")
         raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds on every sample)")
 
     def consistent(self, lhs: se.Basic, rhs: se.Basic) -> bool:
@@ -471,9 +495,9 @@ class _Solver:
         """Per sample: ``lhs`` and ``rhs`` agree within the tolerance relative to the
         largest of the sides and of the terms of their expansions (so that sides
         cancelling to zero are judged on the scale of their terms)."""
-        if se.expand(lhs - rhs).is_zero:
+        if _expand(lhs - rhs).is_zero:
             return np.ones(self.evaluate(se.Integer(0)).shape, dtype=bool)
-        terms = [t for side in (lhs, rhs) for t in _add_args(se.expand(side))]
+        terms = [t for side in (lhs, rhs) for t in _add_args(_expand(side))]
         values = self.evaluate_many([lhs, rhs, *terms])
         scale = np.max(np.abs(values), axis=0)
         a, b = values[0], values[1]
@@ -533,6 +557,8 @@ class _Solver:
         remaining = min(self.sympy_left, self.deadline - time.perf_counter())
         if remaining <= 0.01 or threading.current_thread() is not threading.main_thread():
             return None
+        if signal.getitimer(signal.ITIMER_REAL)[0]:
+            return None  # the caller's own timer is running: leave it alone
         started = time.perf_counter()
         import sympy
 
