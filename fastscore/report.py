@@ -50,7 +50,7 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     valid = np.flatnonzero(~np.isnan(p))
     order = valid[np.argsort(p[valid], kind="stable")]
     scaled = (order.size - np.arange(order.size)) * p[order]
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled)) if order.size else scaled
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return adjusted
 
 
@@ -231,12 +231,15 @@ def _colors(configs: Sequence[str]) -> dict[str, tuple]:
     return {config: palette(i % palette.N) for i, config in enumerate(configs)}
 
 
+def _stratum(strata: pl.DataFrame, name: str) -> pl.DataFrame:
+    return strata.filter(pl.col("stratum") == name) if "stratum" in strata.columns else strata.clear()
+
+
 def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
     """SA(P), SA(M) and 1−(M|P) against the number of mutations, one line per config
-    (error bars: ± std over runs; configs offset slightly along x). False (nothing written) when there are no mutation counts."""
-    rows = strata.filter(pl.col("stratum") == "n_mutations") if "stratum" in strata.columns else strata.clear()
-    if rows.is_empty():
-        return False
+    (error bars: ± std over runs; configs offset slightly along x). False (nothing
+    written) when there are no mutation counts."""
+    rows = _stratum(strata, "n_mutations")
     rows = rows.with_columns(pl.col("value").cast(pl.Int64, strict=False).alias("x")).drop_nulls("x")
     if rows.is_empty():
         return False
@@ -248,9 +251,10 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
     for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
         for i, config in enumerate(configs):
             mine = pl.DataFrame({"x": xs}).join(rows.filter(pl.col("config") == config), on="x", how="left")
-            axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter, mine[rate].cast(pl.Float64),
-                          yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0), marker="o", capsize=3,
-                          color=colors[config], label=config)
+            axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
+                          mine[rate].cast(pl.Float64).to_numpy(),
+                          yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(), marker="o",
+                          capsize=3, color=colors[config], label=config)
         axes.set_title(RATE_LABELS[rate] + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
         axes.set_xlabel("number of mutations")
         axes.set_xticks(xs)
@@ -265,7 +269,7 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
 def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
     """Acc ID and Acc OOD by domain, grouped bars (one per config, ± std over runs).
     False (nothing written) when there are no domains."""
-    rows = strata.filter(pl.col("stratum") == "domain") if "stratum" in strata.columns else strata.clear()
+    rows = _stratum(strata, "domain")
     if rows.is_empty():
         return False
     domains = sorted(rows["value"].unique().to_list())
@@ -283,8 +287,8 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
                      yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
                      color=colors[config], label=config, capsize=2)
         axes.set_title(RATE_LABELS[rate])
-        axes.set_xticks(positions, domains, rotation=30 if len(domains) > 4 else 0, ha="right"
-                        if len(domains) > 4 else "center")
+        tilted = len(domains) > 4
+        axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
         axes.set_ylim(0, 1.05)
         axes.grid(axis="y", alpha=0.3)
     figure.axes[0].set_ylabel("share of tasks (mean over runs)")
@@ -365,6 +369,10 @@ def _number(value, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def _amount(value) -> str:
+    return "—" if value is None or np.isnan(value) else f"{value:.6g}"
+
+
 def _pvalue(value) -> str:
     if value is None or np.isnan(value):
         return "—"
@@ -425,7 +433,7 @@ def _inputs_section(document: _Document, directory: Path, scores: pl.DataFrame, 
 def _strata_section(document: _Document, strata: pl.DataFrame) -> None:
     document.heading(2, "Strata")
     for stratum in STRATA:
-        rows = strata.filter(pl.col("stratum") == stratum) if "stratum" in strata.columns else strata.clear()
+        rows = _stratum(strata, stratum)
         document.heading(3, STRATUM_TITLES[stratum])
         if rows.is_empty():
             document.text(f"No `{stratum}` in the problems: no table.")
@@ -445,8 +453,8 @@ def _cost_section(document: _Document, scores: pl.DataFrame) -> None:
                   "median, total, and total per correct task (total / number of (run, task) cells with an "
                   "equivalent law).")
     document.table(["column", "config", "n", "median", "total", "n_correct", "per correct task"],
-                   [[row["column"], row["config"], str(row["n"]), _number(row["median"]), _number(row["total"]),
-                     str(row["n_correct"]), _number(row["per_correct"])] for row in cost.iter_rows(named=True)])
+                   [[row["column"], row["config"], str(row["n"]), _amount(row["median"]), _amount(row["total"]),
+                     str(row["n_correct"]), _amount(row["per_correct"])] for row in cost.iter_rows(named=True)])
 
 
 def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
