@@ -94,18 +94,21 @@ class Solution:
         Closed forms go through the tape kernel, implicit blocks through the root
         kernel; NaN where a root was not found or failed the residual check.
         """
-        env = _broadcast(points, self.knowns)
-        for step in _needed_steps(self._plan, names):
+        steps = _needed_steps(self._plan, names)
+        used = set().union(*(_step_inputs(step) for step in steps)) & set(self.knowns)
+        env = _broadcast(points, sorted(used))
+        n = max((np.size(v) for v in points.values()), default=1)
+        for step in steps:
             if isinstance(step, _Closed):
                 tape = self._compiled.get(step.name)
                 if tape is None:
                     tape = self._compiled[step.name] = _compile(step.expr)
-                env[step.name] = _run(tape, env)
+                env[step.name] = _run(tape, env, n)
             else:
                 block = self._compiled.get(step.names)
                 if block is None:
                     block = self._compiled[step.names] = compile_block(step.residuals, step.given, step.names)
-                solution, _ = solve_block(block, _stack(env, step.given))
+                solution, _ = solve_block(block, _stack(env, step.given, n))
                 env.update(zip(step.names, solution))
         missing = [n for n in names if n not in env]
         if missing:
@@ -145,15 +148,13 @@ def _compile(expr: se.Basic):
     return variables, compile_tape(expr, variables)
 
 
-def _run(compiled, env: Mapping[str, np.ndarray]) -> np.ndarray:
+def _run(compiled, env: Mapping[str, np.ndarray], n: int) -> np.ndarray:
     variables, tape = compiled
-    n = len(next(iter(env.values())))
-    return np.asarray(evaluate(tape, _stack(env, variables, n)), dtype=np.float64)
+    return evaluate(tape, _stack(env, variables, n))
 
 
-def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int | None = None) -> np.ndarray:
-    if n is None:
-        n = len(next(iter(env.values())))
+def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int) -> np.ndarray:
+    """Rows ``env[name]`` for ``names``: the ``X`` of the kernels, shape ``(len(names), n)``."""
     X = np.empty((len(names), n))
     for i, name in enumerate(names):
         X[i] = env[name]
@@ -590,7 +591,8 @@ class _Solver:
             missing = set(given) - env.keys()
             if missing:
                 raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
-            solution, converged = solve_block(compile_block(residuals, given, tuple(names)), _stack(env, given))
+            n = len(next(iter(env.values())))
+            solution, converged = solve_block(compile_block(residuals, given, tuple(names)), _stack(env, given, n))
             if not converged.all():
                 share = 100 * (1 - converged.mean())
                 raise SolveError(f"no real solution for {', '.join(names)} on {share:.0f}% of the domain")
