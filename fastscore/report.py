@@ -400,7 +400,7 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     scores = pl.read_parquet(path, columns=[name for name, dtype in schema.items() if name in USED_COLUMNS
                                             or (name not in SCORE_SCHEMA and dtype.is_numeric())])
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
-                                 for name in USED_COLUMNS if name not in scores.columns)
+                                 for name in USED_COLUMNS if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
         else summary_table(scores)
     strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
@@ -462,11 +462,14 @@ def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
     document.text(TASK_LEVEL_METHOD)
     configs = sorted(scores["config"].unique().to_list())
     if len(configs) < 2:
-        document.text("One configuration: nothing to compare.")
+        document.text("Fewer than two configurations: nothing to compare.")
     else:
         for outcome, label in OUTCOMES.items():
             document.heading(3, label)
             table = paired_comparisons(scores, outcome=outcome)
+            if table.is_empty():
+                document.text("No tasks with this outcome (e.g. no probes): no comparison.")
+                continue
             document.table(["A", "B", "n_tasks", "rate A", "rate B", "better", "Wilcoxon p", "Holm",
                             "A only", "B only", "McNemar p", "Holm"],
                            [[row["config_a"], row["config_b"], str(row["n_tasks"]), _number(row["rate_a"]),
@@ -481,7 +484,7 @@ def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
         results = {label: cochran_across(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
         document.table(["outcome", "n_tasks", "Q", "df", "p"],
                        [[label, str(r["n_tasks"]), _number(r["q"]), str(r["df"]), _pvalue(r["p"])]
-                        for label, r in results.items()])
+                        for label, r in results.items() if r is not None])
     document.heading(3, "Kruskal–Wallis across domains")
     document.text("Per configuration: do per-task outcomes (averaged over runs) differ between domains? "
                   "H and p per outcome; tasks without a domain are left out.")

@@ -220,6 +220,19 @@ def test_report_without_mutations_domains_or_tables_skips_figures_with_a_note(tm
     assert "| base | 6 | 1 |" in markdown  # summary computed from scores when summary.parquet is absent
 
 
+def test_report_on_null_outcomes_and_an_empty_output(tmp_path):
+    rows = [{"config": config, "run": 0, "task": task, "domain": domain, "n_mutations": mutations}
+            for config in ("a", "b", "c") for task, domain, mutations in (("t1", "x", None), ("t2", None, 1))]
+    rows.append({"config": None, "run": 0, "task": "t1"})
+    markdown = write_report(write_output(rows, tmp_path / "nulls", tables_too=False)).read_text()
+    assert "| a | b | 2 | 0.000 | 0.000 | = | 1 | 1 | 0 | 0 | 1 | 1 |" in markdown  # nulls count as failed
+    assert "No tasks with this outcome" in markdown  # no probes anywhere: no SA(M) comparison
+    assert "| a | 1 | — | — | — | — |" in markdown  # one domain left once the null one is out: no test
+    empty = write_report(write_output([], tmp_path / "empty", tables_too=False)).read_text()
+    assert "Fewer than two configurations: nothing to compare." in empty
+    assert "No mutation counts in the problems" in empty
+
+
 # ------------------------------------------------------------ bundled example
 
 @pytest.fixture(scope="module")
