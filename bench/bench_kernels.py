@@ -74,15 +74,25 @@ def _points(n: int, seed: int) -> np.ndarray:
     return X
 
 
+def _sample(fn, inner: int) -> float:
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - start) / inner
+
+
 def _median_seconds(fn, *, inner: int, samples: int = 25) -> float:
     fn()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - start) / inner)
-    return statistics.median(times)
+    return statistics.median(_sample(fn, inner) for _ in range(samples))
+
+
+def _paired(kernel_fn, numpy_fn, *, inner: int, samples: int = 25) -> tuple[float, float, float]:
+    """Medians of kernel and NumPy times, and the median of per-pair ratios: samples
+    alternate so both sides see the same load on the shared machine."""
+    kernel_fn(), numpy_fn()
+    pairs = [(_sample(kernel_fn, inner), _sample(numpy_fn, inner)) for _ in range(samples)]
+    k, n = zip(*pairs)
+    return statistics.median(k), statistics.median(n), statistics.median(a / b for a, b in pairs)
 
 
 def _fresh_process_seconds(cache_dir: str) -> float:
@@ -99,6 +109,7 @@ def _fresh_process_seconds(cache_dir: str) -> float:
 
 
 def main() -> None:
+    load = os.getloadavg()
     rows = []
     tapes = [compile_tape(f, NAMES) for f in FORMULAS]
     batch = pack(tapes)
@@ -110,23 +121,28 @@ def main() -> None:
     assert np.allclose(evaluate(batch, X), ref, rtol=1e-13, atol=0), "kernel and NumPy disagree"
 
     n_expr = len(FORMULAS)
-    kernel_3000 = _median_seconds(lambda: evaluate(batch, X), inner=20)
-    numpy_3000 = _median_seconds(lambda: [f() for f in by_hand], inner=20)
-    rows.append(("10 formulas x 3,000 points, one call", kernel_3000, numpy_3000, n_expr * 3000))
+    timing = _paired(lambda: evaluate(batch, X), lambda: [f() for f in by_hand], inner=20)
+    rows.append(("10 formulas x 3,000 points, one call", *timing, n_expr * 3000))
 
     splits = [np.ascontiguousarray(X[:, i * 1000 : (i + 1) * 1000]) for i in range(3)]
-    kernel_split = _median_seconds(lambda: [evaluate(batch, part) for part in splits], inner=20)
     split_by_hand = [_numpy_formulas(part) for part in splits]
-    numpy_split = _median_seconds(lambda: [[f() for f in fs] for fs in split_by_hand], inner=20)
-    rows.append(("10 formulas x 3 splits of 1,000 points", kernel_split, numpy_split, n_expr * 3000))
+    timing = _paired(
+        lambda: [evaluate(batch, part) for part in splits],
+        lambda: [[f() for f in fs] for fs in split_by_hand],
+        inner=20,
+    )
+    rows.append(("10 formulas x 3 splits of 1,000 points", *timing, n_expr * 3000))
 
     small_tapes = [compile_tape(FORMULAS[i % n_expr] + i // n_expr, NAMES) for i in range(256)]
     small_batch = pack(small_tapes)
     X64 = _points(64, 1)
     small_np = _numpy_formulas(X64)
-    kernel_small = _median_seconds(lambda: evaluate(small_batch, X64), inner=20)
-    numpy_small = _median_seconds(lambda: [small_np[i % n_expr]() + i // n_expr for i in range(256)], inner=20)
-    rows.append(("256 tapes x 64 points (equivalence shape)", kernel_small, numpy_small, 256 * 64))
+    timing = _paired(
+        lambda: evaluate(small_batch, X64),
+        lambda: [small_np[i % n_expr]() + i // n_expr for i in range(256)],
+        inner=20,
+    )
+    rows.append(("256 tapes x 64 points (equivalence shape)", *timing, 256 * 64))
 
     one = tapes[2]
     X1 = X[:, :1].copy()
@@ -142,15 +158,17 @@ def main() -> None:
         "",
         f"Command: `python bench/bench_kernels.py` — {datetime.datetime.now():%Y-%m-%d %H:%M}",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared, noisy); "
-        f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}.",
-        "Medians of 25 samples; the kernel is single-threaded, NumPy is the same formulas",
+        f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}; "
+        f"load average at start {load[0]:.1f}.",
+        "Medians of 25 samples, kernel and NumPy samples alternating (the ratio is the median",
+        "of per-pair ratios); the kernel is single-threaded, NumPy is the same formulas",
         "written by hand on the same arrays (results agree to 1e-13).",
         "",
         "| workload | kernel | NumPy | kernel expr-points/s | NumPy expr-points/s | kernel / NumPy time |",
         "|---|---|---|---|---|---|",
     ]
-    for name, kt, nt, work in rows:
-        lines.append(f"| {name} | {kt * 1e6:.0f} µs | {nt * 1e6:.0f} µs | {work / kt:.3g} | {work / nt:.3g} | {kt / nt:.2f} |")
+    for name, kt, nt, ratio, work in rows:
+        lines.append(f"| {name} | {kt * 1e6:.0f} µs | {nt * 1e6:.0f} µs | {work / kt:.3g} | {work / nt:.3g} | {ratio:.2f} |")
     lines += [
         "",
         f"- per-call overhead (1 tape x 1 point, through `evaluate`): {overhead * 1e6:.1f} µs",
