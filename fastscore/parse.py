@@ -6,8 +6,8 @@ recursive-descent parser build SymEngine objects directly from a fixed grammar::
 
     sum     := product (('+' | '-') product)*
     product := unary (('*' | '/') unary)*
-    unary   := ('+' | '-') unary | power
-    power   := atom (('**' | '^') unary)?        # right-associative; -x**2 = -(x**2)
+    unary   := ('+' | '-') unary | atom (('**' | '^') unary)?
+                                                 # power is right-associative; -x**2 = -(x**2)
     atom    := NUMBER | NAME | NAME '(' sum (',' sum)* ')' | '(' sum ')'
 
 * Numbers: ``12``, ``1.5``, ``.5``, ``1e-3``, ``6.022E23``.  Integers become
@@ -35,6 +35,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from types import MappingProxyType
 
 import symengine as se
@@ -82,8 +83,9 @@ class ParseError(ValueError):
         self.column = column
 
 
+@lru_cache(maxsize=65536)
 def symbol(name: str) -> se.Symbol:
-    """The one way a name becomes a symbol."""
+    """The one way a name becomes a symbol (``se.Symbol(name)``, cached)."""
     return se.Symbol(name)
 
 
@@ -153,7 +155,8 @@ _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not decla
 # --------------------------------------------------------------------------- tokens
 
 _NUMBER, _NAME, _END = "number", "name", "end"
-# One match per token, absorbing the whitespace before it: (space, op, name, number, bad).
+# One match per token, absorbing the whitespace before it: groups (space, operator,
+# name, number, anything else).  '^' is power, like '**'.
 # Operators come first because they are the most frequent tokens.
 _TOKEN_RE = re.compile(
     r"""
@@ -169,8 +172,6 @@ _TOKEN_RE = re.compile(
 )
 _NAME_RE = re.compile(r"[^\W\d]\w*")
 _NAME_EXTRA = frozenset("0123456789_")
-_OP_KIND = {"^": "**"}  # '^' is written for power
-_NOT_NODES = frozenset("(),=")  # tokens that are not AST nodes
 
 
 def _require_text(text: object, limits: Limits, what: str) -> str:
@@ -195,30 +196,27 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
     """Tokens ``(kind, text, column)`` ending with an END token; enforces the text and node limits."""
     text = _require_text(text, limits, "expression")
     tokens = []
-    column = 1
-    structural = 0
-    for space, op, name, number, bad in _TOKEN_RE.findall(text):
-        column += len(space)
-        if op:
-            tokens.append((_OP_KIND.get(op, op), op, column))
-            column += len(op)
-            if op in _NOT_NODES:
-                structural += 1
-        elif name:
-            bad_at = _bad_name_char(name)
+    append = tokens.append
+    for match in _TOKEN_RE.finditer(text):
+        group = match.lastindex  # 2 operator, 3 name, 4 number, 5 anything else
+        value = match[group]
+        column = match.start(group) + 1
+        if group == 2:
+            append(("**" if value == "^" else value, value, column))
+        elif group == 3:
+            bad_at = _bad_name_char(value)
             if bad_at >= 0:
                 column += bad_at
-                raise ParseError(f"unexpected character {name[bad_at]!r} at column {column}", column)
-            tokens.append((_NAME, name, column))
-            column += len(name)
-        elif number:
-            tokens.append((_NUMBER, number, column))
-            column += len(number)
-        elif bad:
-            raise ParseError(f"unexpected character {bad!r} at column {column}", column)
+                raise ParseError(f"unexpected character {value[bad_at]!r} at column {column}", column)
+            append((_NAME, value, column))
+        elif group == 4:
+            append((_NUMBER, value, column))
+        else:
+            raise ParseError(f"unexpected character {value!r} at column {column}", column)
     if not tokens:
         raise ParseError("empty expression")
-    nodes = len(tokens) - structural
+    # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
+    nodes = len(tokens) - sum(text.count(char) for char in "(),=")
     if nodes > limits.max_nodes:
         raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
     tokens.append((_END, "", len(text) + 1))
@@ -227,22 +225,31 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
 
 def _number(text: str, column: int) -> tuple[se.Basic, int]:
     """The exact value of a numeric literal (Integer or Rational) and a bound on its digits."""
+    try:
+        return _literal(text) if len(text) <= 32 else _literal.__wrapped__(text)
+    except ValueError as error:
+        shown = text if len(text) <= 30 else text[:27] + "..."
+        raise ParseError(f"number '{shown}' at column {column}: {error}", column) from None
+
+
+@lru_cache(maxsize=4096)
+def _literal(text: str) -> tuple[se.Basic, int]:
     if text.isdigit() and len(text) <= 18:
         return se.Integer(int(text)), len(text)
     mantissa, _, exponent_text = text.lower().partition("e")
     if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
-        raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
+        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
     exponent = int(exponent_text) if exponent_text else 0
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
     if not digits:
         return se.Integer(0), 1
     if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
-        raise ParseError(f"number at column {column} has more than {MAX_SIGNIFICANT_DIGITS} significant digits", column)
+        raise ValueError(f"more than {MAX_SIGNIFICANT_DIGITS} significant digits")
     # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
     leading = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + exponent
     if abs(leading) > MAX_DECIMAL_EXPONENT:
-        raise ParseError(f"number {text!r} at column {column}: decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}", column)
+        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
     scale = exponent - len(fraction)
     if scale >= 0:
         return se.Integer(int(digits) * 10**scale), len(digits) + scale
@@ -399,10 +406,8 @@ class _Parser:
         return ParseError(f"{what} at column {column} is not a finite real number (in float64)", column)
 
     @staticmethod
-    def _checked_digits(expr: se.Basic, digits: float, column: int) -> float:
-        """``digits`` if within the limit, else the measured digits of ``expr``'s largest number."""
-        if digits <= MAX_RESULT_DIGITS:
-            return digits
+    def _measured_digits(expr: se.Basic, column: int) -> float:
+        """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
         digits = _max_digits(expr)
         if digits > MAX_RESULT_DIGITS:
             raise ParseError(
@@ -423,7 +428,9 @@ class _Parser:
             expr = expr + rhs if kind == "+" else expr - rhs
             const = (const and rhs_const) or expr.is_Number
             bound = max(bound, rhs_bound)
-            digits = self._checked_digits(expr, digits + rhs_digits, column)
+            digits += rhs_digits
+            if digits > MAX_RESULT_DIGITS:
+                digits = self._measured_digits(expr, column)
 
     def _product(self):
         expr, const, bound, digits = self._unary()
@@ -441,19 +448,18 @@ class _Parser:
                 expr = expr / rhs
             const = (const and rhs_const) or expr.is_Number
             bound = bound + rhs_bound
-            digits = self._checked_digits(expr, digits + rhs_digits, column)
+            digits += rhs_digits
+            if digits > MAX_RESULT_DIGITS:
+                digits = self._measured_digits(expr, column)
 
-    def _unary(self):
+    def _unary(self):  # unary and power levels in one function, to save a call per atom
         kind, _, column = self.tokens[self.pos]
-        if kind != "+" and kind != "-":
-            return self._power()
-        self.pos += 1
-        self._enter(column)
-        expr, const, bound, digits = self._unary()
-        self.depth -= 1
-        return (-expr if kind == "-" else expr), const, bound, digits
-
-    def _power(self):
+        if kind == "+" or kind == "-":
+            self.pos += 1
+            self._enter(column)
+            expr, const, bound, digits = self._unary()
+            self.depth -= 1
+            return (-expr if kind == "-" else expr), const, bound, digits
         base = self._atom()
         kind, _, column = self.tokens[self.pos]
         if kind != "**":
