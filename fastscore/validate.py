@@ -6,8 +6,11 @@ Checks per problem:
 - ``mechanism``: the mechanism solves for the target (``fastscore.solve``);
 - ``law``: the derived law is equivalent to the stated ``phenomenological_formula``;
 - per probe: ``probe:NAME`` — the probe is an unknown of the mechanism, its stated
-  formula (if any) is equivalent to the mechanism's value for it, it is not the target
-  law itself, and it varies over the domain (a constant is no probe of the mechanism).
+  formula (if any) is equivalent to the mechanism's value for it, it varies over the
+  domain (a constant is no probe of the mechanism), it is not the target law, and, with
+  two or more inputs, it is not a function of the law alone: its gradient in the inputs must not be parallel to the law's everywhere
+  (every 2x2 minor ``dz/dxi*dy/dxj - dz/dxj*dy/dxi`` vanishing would mean ``z = g(y)``,
+  which the law alone fixes).  Needs closed forms; numeric-only probes skip this part.
 """
 from __future__ import annotations
 
@@ -15,8 +18,11 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import numpy as np
+import symengine as se
 
-from fastscore.equivalence import judge
+from fastscore.equivalence import agree, judge
+from fastscore.kernels import compile_tape, evaluate
+from fastscore.parse import symbol
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -84,4 +90,31 @@ def _check_probe(reference: Reference, name: str, expected, settings: Settings) 
     finite = expected.values[np.isfinite(expected.values)]
     if finite.size == 0 or np.ptp(finite) <= settings.rtol * np.max(np.abs(finite)):
         return Finding(task, check, False, "the probe is constant over the domain")
+    if _function_of_law(reference, expected.expr, settings):
+        return Finding(task, check, False, "the probe is a function of the law alone (its gradient is "
+                                           "parallel to the law's everywhere)")
     return Finding(task, check, True, verdict.provenance)
+
+
+def _function_of_law(reference: Reference, probe: se.Basic, settings: Settings) -> bool:
+    """True when every 2x2 minor of the Jacobian of (probe, law) in the inputs vanishes
+    at every domain point (relative to the size of its two products).  With fewer than
+    two inputs every probe is locally some function of the law, so nothing is flagged."""
+    inputs = [name for name in reference.domain.sampled if symbol(name) in reference.law.expr.free_symbols
+              or symbol(name) in probe.free_symbols]
+    if len(inputs) < 2:
+        return False
+    names, points = reference.domain.names, reference.domain.points
+    columns = reference.columns("domain")
+    gradients = {}
+    for name in inputs:
+        tapes = [compile_tape(se.diff(e, symbol(name)), names) for e in (probe, reference.law.expr)]
+        gradients[name] = evaluate(tapes, points[:, columns])
+    for i, first in enumerate(inputs):
+        for second in inputs[i + 1:]:
+            left = gradients[first][0] * gradients[second][1]
+            right = gradients[second][0] * gradients[first][1]
+            usable = np.isfinite(left) & np.isfinite(right)
+            if usable.any() and not agree(left[usable], right[usable], 0.0, settings).all():
+                return False
+    return True

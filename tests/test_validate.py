@@ -73,3 +73,17 @@ def test_cli_exit_status_is_1_when_a_problem_is_invalid(tmp_path, capsys):
                                        .replace("v = k3 * E_T * S / ((k2 + k3) / k1 + S)", "v = k3 * E_T * S"))
     assert main(["validate", "--problems", str(tmp_path)]) == 1
     assert "FAIL bad: law" in capsys.readouterr().out
+
+
+def test_a_probe_that_is_a_function_of_the_law_alone_fails(tmp_path):
+    # w = v**2 is fixed by the law (any input change moves w only through v)
+    text = MM.replace("- {formula: v = r_cat, formula_description: The observed rate is the catalytic flux}",
+                      "- {formula: v = r_cat, formula_description: The observed rate is the catalytic flux}\n"
+                      "- {formula: w = v**2, formula_description: a function of the law}")
+    text = text.replace("  auxiliary_inputs: []", "  - {name: w, description: squared rate, unit: x}\n"
+                                                   "  auxiliary_inputs: []")
+    text = text.replace("- {name: C, description: Enzyme-substrate complex concentration, "
+                        "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", "- {name: w, description: squared rate}")
+    failures = _failures(_problem(tmp_path, text))
+    assert failures == {"probe:w": "the probe is a function of the law alone (its gradient is parallel "
+                                   "to the law's everywhere)"}
