@@ -347,8 +347,9 @@ class DifferenceCheck:
     POINTS, RTOL, SHARE = 512, 1e-4, 0.1
 
     def __init__(self):
-        self._points: dict[str, object] = {}
+        self._points: dict[str, np.ndarray] = {}
         self._cache: dict[tuple[str, str], bool] = {}
+        self._reference: dict[tuple[str, str], np.ndarray] = {}
 
     def differs(self, problem: Problem, rhs: str, mutated: str) -> bool:
         key = (problem.task_id, mutated)
@@ -371,12 +372,14 @@ class DifferenceCheck:
                 else:
                     columns.append(draw.uniform(s.min, s.max, self.POINTS))
             self._points[problem.task_id] = np.column_stack(columns)
-        function = se.Lambdify([symbol(n) for n in names], [expr], real=True)
+        function = se.Lambdify([symbol(n) for n in names], [expr], real=True, backend="lambda")
         with np.errstate(all="ignore"):
             return np.asarray(function(self._points[problem.task_id]), dtype=float).reshape(-1)
 
     def _differs(self, problem: Problem, rhs: str, mutated: str) -> bool:
-        a, b = self._values(problem, rhs), self._values(problem, mutated)
+        if (problem.task_id, rhs) not in self._reference:
+            self._reference[(problem.task_id, rhs)] = self._values(problem, rhs)
+        a, b = self._reference[(problem.task_id, rhs)], self._values(problem, mutated)
         finite_a, finite_b = np.isfinite(a), np.isfinite(b)
         with np.errstate(all="ignore"):
             far = np.abs(a - b) > self.RTOL * np.maximum(np.abs(a), np.abs(b))
