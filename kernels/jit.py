@@ -7,14 +7,40 @@ The compiled code is cached next to the source (``kernels/__pycache__``), or und
 is read-only; when no location is writable, Numba raises at decoration time and we fall
 back to an uncached kernel (compiled once per process) with a warning.
 
-Numba's cache is keyed on the source file of the decorated function only: a kernel
-calling kernels of another module is not invalidated when that module changes.
-Delete ``kernels/__pycache__/*.nbi`` after editing such a dependency.
+Numba keys a cached kernel on its own source file only, but kernels call kernels of
+other modules (``roots`` runs ``evaluate.run_tape``).  So on import, a change to any
+source file of this package drops the package's in-tree cache (``drop_stale_cache``).
+A cache under ``NUMBA_CACHE_DIR`` is the user's to clear.
 """
 
+import hashlib
 import warnings
+from pathlib import Path
 
 import numba
+
+PACKAGE = Path(__file__).parent
+STAMP = "kernels-sources.sha256"
+
+
+def drop_stale_cache(package: Path = PACKAGE) -> None:
+    """Delete ``package/__pycache__/*.nbi|*.nbc`` unless they were compiled from the
+    current sources (a digest of all ``package/*.py`` kept beside them)."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(package.glob("*.py")))).hexdigest()
+    cache = package / "__pycache__"
+    stamp = cache / STAMP
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        for stale in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            stale.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        pass  # read-only tree: Numba caches elsewhere (see the module docstring)
 
 
 def kernel(function):
@@ -24,3 +50,6 @@ def kernel(function):
     except RuntimeError as error:  # "cannot cache function ...: no locator available"
         warnings.warn(f"Numba cache unavailable, compiling in memory: {error}", stacklevel=2)
         return numba.njit(error_model="numpy")(function)
+
+
+drop_stale_cache()

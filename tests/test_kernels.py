@@ -303,6 +303,25 @@ def test_kernel_falls_back_to_memory_when_no_cache_location(monkeypatch):
     assert f(0.0) == np.inf  # IEEE semantics kept in the fallback
 
 
+def test_a_source_change_drops_the_in_tree_cache(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    kept = [cache / "a.cpython-311.pyc"]
+    compiled = [cache / "a.f-10.py311.nbi", cache / "a.f-10.py311.1.nbc"]
+    for path in kept + compiled:
+        path.write_bytes(b"old")
+    jit.drop_stale_cache(tmp_path)  # no stamp yet: unknown sources
+    assert [p.exists() for p in kept + compiled] == [True, False, False]
+    for path in compiled:
+        path.write_bytes(b"new")
+    jit.drop_stale_cache(tmp_path)  # same sources: kept
+    assert all(p.exists() for p in compiled)
+    (tmp_path / "b.py").write_text("y = 2\n")
+    jit.drop_stale_cache(tmp_path)  # another module changed: dropped
+    assert not any(p.exists() for p in compiled)
+
+
 # ---------------------------------------------------------------- metrics
 
 
