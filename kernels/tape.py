@@ -5,7 +5,8 @@ compiled per formula.  The compiler:
 
 - folds every subexpression without free symbols to one float64 constant (evaluated
   by SymEngine at 80 bits, so ``log(2)``, ``pi**2`` or ``sqrt(3)/2`` cost nothing at run
-  time); a constant that is not real (e.g. ``asin(3)``) becomes NaN;
+  time; ``atan2``, which SymEngine cannot evaluate in multi-precision, in double); a
+  constant that is not real (e.g. ``asin(3)``) becomes NaN;
 - turns SymEngine's ``Add(a, Mul(-1, b))`` into ``a - b`` and ``Mul(a, Pow(b, -1))`` into
   ``a / b``, keeps rational coefficients exact as ``p * ... / q``;
 - emits ``x**n`` for integer ``|n| <= 32`` as POWI (repeated squaring), ``x**(1/2)`` as
