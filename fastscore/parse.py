@@ -204,8 +204,7 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
         if group == 2:
             append(("**" if value == "^" else value, value, column))
         elif group == 3:
-            bad_at = _bad_name_char(value)
-            if bad_at >= 0:
+            if not value.isascii() and (bad_at := _bad_name_char(value)) >= 0:
                 column += bad_at
                 raise ParseError(f"unexpected character {value[bad_at]!r} at column {column}", column)
             append((_NAME, value, column))
@@ -216,7 +215,7 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
     if not tokens:
         raise ParseError("empty expression")
     # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
-    nodes = len(tokens) - sum(text.count(char) for char in "(),=")
+    nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
     if nodes > limits.max_nodes:
         raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
     tokens.append((_END, "", len(text) + 1))
