@@ -17,7 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from scipy import stats
 
-from fastscore.tables import RATES, SCORE_SCHEMA, STRATA
+from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, solver_cost
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -197,30 +197,6 @@ def domain_tests(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.D
         h, p = kruskal_wallis(samples)
         rows.append({"config": config, "n_domains": len(samples), "h": h, "p": p})
     return pl.DataFrame(rows, schema={"config": pl.Utf8, "n_domains": pl.Int64, "h": pl.Float64, "p": pl.Float64})
-
-
-def cost_columns(scores: pl.DataFrame) -> list[str]:
-    """Numeric columns carried through from the sweep (not in fastscore's schema)."""
-    return [name for name, dtype in scores.schema.items() if name not in SCORE_SCHEMA and dtype.is_numeric()]
-
-
-def solver_cost(scores: pl.DataFrame) -> pl.DataFrame:
-    """Per configuration and cost column: ``n`` (non-null cells), ``median``, ``total``
-    over every run, and ``per_correct`` = total / number of (run, task) cells with an
-    equivalent law (null when there are none)."""
-    frames = []
-    for column in cost_columns(scores):
-        value = pl.col(column).cast(pl.Float64)
-        correct = pl.col("p_equivalent").fill_null(False).sum()
-        frames.append(scores.group_by("config").agg(
-            pl.lit(column).alias("column"), value.count().alias("n"), value.median().alias("median"),
-            value.sum().alias("total"), correct.alias("n_correct"),
-        ).with_columns(
-            pl.when(pl.col("n_correct") > 0).then(pl.col("total") / pl.col("n_correct")).alias("per_correct")))
-    if not frames:
-        return pl.DataFrame(schema={"config": pl.Utf8, "column": pl.Utf8, "n": pl.UInt32, "median": pl.Float64,
-                                    "total": pl.Float64, "n_correct": pl.UInt32, "per_correct": pl.Float64})
-    return pl.concat(frames).sort("column", "config")
 
 
 # ---------------------------------------------------------------- figures

@@ -91,30 +91,47 @@ def summary(scores: pl.DataFrame) -> pl.DataFrame:
     solver cost columns (see ``solver_cost``)."""
     per_run = scores.sort("config", "run", "task").group_by("config", "run", maintain_order=True).agg(_rates())
     rates = _over_runs(per_run, ["config"])
-    cost = solver_cost(scores)
+    cost = _wide_cost(scores)
     return rates if cost is None else rates.join(cost, on="config", how="left")
 
 
 def cost_columns(scores: pl.DataFrame) -> list[str]:
     """Numeric columns carried through from the sweep (wall time, tokens, cost, ...)."""
-    return [name for name, dtype in scores.schema.items()
-            if name not in SCORE_SCHEMA and name != "run" and dtype.is_numeric()]
+    return [name for name, dtype in scores.schema.items() if name not in SCORE_SCHEMA and dtype.is_numeric()]
 
 
-def solver_cost(scores: pl.DataFrame) -> pl.DataFrame | None:
-    """Per config, for each carried-through numeric column C: ``C_median`` and
-    ``C_total`` over submitted cells, and ``C_per_correct`` = total / number of cells
-    with an equivalent law (null when there is none).  None without such columns."""
-    columns = cost_columns(scores)
-    if not columns:
-        return None
-    submitted = scores.filter(pl.col("status") != "missing").sort("config", "run", "task")
+COST_SCHEMA = {"config": pl.Utf8, "column": pl.Utf8, "n": pl.UInt32, "median": pl.Float64,
+               "total": pl.Float64, "n_correct": pl.UInt32, "per_correct": pl.Float64}
+
+
+def solver_cost(scores: pl.DataFrame) -> pl.DataFrame:
+    """Per config and cost column (long format): ``n`` (cells with a value), ``median``,
+    ``total`` over every run, and ``per_correct`` = total / number of (run, task) cells
+    with an equivalent law (null when there are none)."""
+    frames = []
     correct = pl.col("p_equivalent").fill_null(False).sum()
-    aggregations = []
-    for name in columns:
-        aggregations += [pl.col(name).median().alias(f"{name}_median"), pl.col(name).sum().alias(f"{name}_total"),
-                         pl.when(correct > 0).then(pl.col(name).sum() / correct).alias(f"{name}_per_correct")]
-    return submitted.group_by("config", maintain_order=True).agg(aggregations).sort("config")
+    for column in cost_columns(scores):
+        value = pl.col(column).cast(pl.Float64)
+        frames.append(scores.sort("config", "run", "task").group_by("config", maintain_order=True).agg(
+            pl.lit(column).alias("column"), value.count().alias("n"), value.median().alias("median"),
+            value.sum().alias("total"), correct.alias("n_correct"),
+        ).with_columns(pl.when(pl.col("n_correct") > 0).then(pl.col("total") / pl.col("n_correct"))
+                       .alias("per_correct")))
+    if not frames:
+        return pl.DataFrame(schema=COST_SCHEMA)
+    return pl.concat(frames, how="vertical_relaxed").select(list(COST_SCHEMA)).sort("column", "config")
+
+
+def _wide_cost(scores: pl.DataFrame) -> pl.DataFrame | None:
+    """``solver_cost`` as summary columns ``C_median``, ``C_total``, ``C_per_correct``."""
+    cost = solver_cost(scores)
+    if cost.is_empty():
+        return None
+    wide = None
+    for (column,), group in cost.group_by("column", maintain_order=True):
+        part = group.select("config", *(pl.col(k).alias(f"{column}_{k}") for k in ("median", "total", "per_correct")))
+        wide = part if wide is None else wide.join(part, on="config", how="full", coalesce=True)
+    return wide
 
 
 def strata(scores: pl.DataFrame) -> pl.DataFrame:

@@ -12,9 +12,10 @@ from scipy import stats
 
 from fastscore import tables
 from fastscore.cli import main
-from fastscore.report import (DOMAIN_FIGURE, MUTATION_FIGURE, cochran_across, cochran_q, cost_columns,
+from fastscore.tables import cost_columns, solver_cost
+from fastscore.report import (DOMAIN_FIGURE, MUTATION_FIGURE, cochran_across, cochran_q,
                               domain_tests, holm, kruskal_wallis, mcnemar_exact, paired_comparisons,
-                              solver_cost, task_outcomes, wilcoxon_signed_rank, write_report)
+                              task_outcomes, wilcoxon_signed_rank, write_report)
 from fastscore.run import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
