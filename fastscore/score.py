@@ -24,7 +24,7 @@ from fastscore.parse import ParseError, parse_equation, parse_probe_answers, spl
 from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.tables import SUBMISSION_TEXT
-from fastscore.solve import SolveError, solve_mechanism
+from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
 
@@ -108,6 +108,8 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
             candidate = _Candidate(status="parse_error", error="empty submission: no phenomenal formula or mechanism")
     except ParseError as error:
         candidate = _Candidate(status="parse_error", error=str(error))
+    except SolveTimeout as error:
+        candidate = _Candidate(kind="mechanism", status="timeout", error=str(error))
     except SolveError as error:
         candidate = _Candidate(kind="mechanism", status="solve_error", error=str(error))
     except ValueError as error:

@@ -33,7 +33,7 @@ import symengine as se
 from fastscore.kernels import compile_tape, evaluate
 from fastscore.kernels.roots import compile_block, solve_block
 
-__all__ = ["SolveError", "Solution", "solve_mechanism"]
+__all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
 
 _RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
 _MAX_LISTED = 8  # unknown names listed in an error message
@@ -41,6 +41,10 @@ _MAX_LISTED = 8  # unknown names listed in an error message
 
 class SolveError(ValueError):
     """A mechanism that cannot be reduced to its law; the message is one clear line."""
+
+
+class SolveTimeout(SolveError):
+    """The solve ran past its time budget."""
 
 
 class _Timeout(Exception):
@@ -393,7 +397,7 @@ class _Solver:
 
     def check_budget(self) -> None:
         if time.perf_counter() > self.deadline:
-            raise SolveError(f"solve budget of {self.budget:g} s exceeded")
+            raise SolveTimeout(f"solve budget of {self.budget:g} s exceeded")
 
     def environment(self) -> dict[str, np.ndarray]:
         if self.env is None:

@@ -1,0 +1,59 @@
+"""``score_task``: statuses, deduplication and probe diagnostics on one problem."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fastscore.problems import load_problems
+from fastscore.reference import build_reference
+from fastscore.score import score_task
+from fastscore.settings import Settings
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
+MM_MECHANISM = ("r_on = k1*E_free*S; r_off = k2*C; r_cat = k3*C; r_on = r_off + r_cat; "
+                "E_T = E_free + C; v = r_cat")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    problem = next(p for p in load_problems(EXAMPLE) if p.task_id == "michaelis-menten-rate")
+    return build_reference(problem)
+
+
+def _row(run: int, **fields) -> dict:
+    return {"config": "c", "run": run, "task": "michaelis-menten-rate", **fields}
+
+
+def test_a_solve_past_its_budget_is_a_timeout_row(reference):
+    scores, _ = score_task(reference, [_row(0, mechanism=MM_MECHANISM)], settings=Settings(solve_budget=0.0))
+    assert scores[0]["status"] == "timeout" and "budget" in scores[0]["error"]
+
+
+def test_renamed_intermediates_are_found_as_probes(reference):
+    renamed = MM_MECHANISM.replace("C", "complex_conc")
+    scores, probes = score_task(reference, [_row(0, mechanism=renamed)])
+    assert scores[0]["p_verdict"] == "proven" and scores[0]["n_probes_in_mechanism"] == 1
+    assert probes[0]["probe_in_mechanism"] is True and probes[0]["probe_mechanism_quantity"] == "complex_conc"
+    assert probes[0]["probe_verdict"] == "undecided"  # no answer given: m_correct needs the answer
+    assert scores[0]["m_correct"] is False
+
+
+def test_identical_submissions_share_one_verdict_and_keep_their_own_rows(reference):
+    law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
+    rows = [_row(i, phenomenal=law, probes='{"C": "E_T*S/((k2 + k3)/k1 + S)"}', tokens=i) for i in range(3)]
+    scores, probes = score_task(reference, rows)
+    assert [s["run"] for s in scores] == [0, 1, 2] and [s["tokens"] for s in scores] == [0, 1, 2]
+    assert {s["p_verdict"] for s in scores} == {"proven"} and all(s["m_correct"] for s in scores)
+    assert len(probes) == 3
+
+
+def test_an_unreadable_probe_answer_set_fails_only_the_probes(reference):
+    scores, probes = score_task(reference, [_row(0, phenomenal="k3*E_T*S/((k2 + k3)/k1 + S)", probes="{not json")])
+    assert scores[0]["status"] == "ok" and scores[0]["p_equivalent"] is True
+    assert scores[0]["m_correct"] is False and probes[0]["probe_verdict"] == "undecided"
+
+
+def test_a_law_with_the_wrong_left_hand_side_is_a_parse_error(reference):
+    scores, _ = score_task(reference, [_row(0, phenomenal="S = k3*E_T")])
+    assert scores[0]["status"] == "parse_error" and "left-hand side must be 'v'" in scores[0]["error"]
