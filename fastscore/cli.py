@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--problems", required=True, type=Path, help="problem directory (YAML files)")
     score.add_argument("--sweep", required=True, type=Path, help="sweep: .parquet, .csv, .jsonl or a directory tree")
     score.add_argument("--out", required=True, type=Path, help="output directory")
+    score.add_argument("--tasks", type=Path, help="score only these task ids (a file, one a line), e.g. a Core set")
     score.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
                        help="auto: in-process for small sweeps, Ray for large ones (default)")
     score.add_argument("--address", help="join an existing Ray cluster at this address")
@@ -77,10 +78,11 @@ def _parser() -> argparse.ArgumentParser:
 def _score(args) -> int:
     import polars as pl
 
-    from fastscore.run import score_sweep
+    from fastscore.run import read_task_list, score_sweep
     settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)
-    summary = score_sweep(args.problems, args.sweep, args.out, executor=args.executor, address=args.address,
-                          workers=args.workers, settings=settings, progress=args.progress)
+    tasks = None if args.tasks is None else read_task_list(args.tasks)
+    summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
+                          address=args.address, workers=args.workers, settings=settings, progress=args.progress)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
         print(summary.select("config", "n_tasks", "n_runs", "sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood"))
     print(f"wrote {args.out}/scores.parquet, probes.parquet, summary.parquet, strata.parquet, meta.json")

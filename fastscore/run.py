@@ -52,19 +52,21 @@ class _Tally:
 
 
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
-                executor: str = "auto", address: str | None = None, workers: int | None = None,
-                settings: Settings = DEFAULT_SETTINGS, progress: bool | None = None) -> pl.DataFrame:
-    """Score every submission of ``sweep`` against ``problems``; write ``scores``,
-    ``probes``, ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``,
-    resuming from earlier parts in ``out`` where the inputs allow (see module doc).
+                tasks: Sequence[str] | None = None, executor: str = "auto", address: str | None = None,
+                workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
+                progress: bool | None = None) -> pl.DataFrame:
+    """Score every submission of ``sweep`` against ``problems`` (restricted to the task
+    ids ``tasks`` when given, e.g. a Core set); write ``scores``, ``probes``,
+    ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``, resuming from
+    earlier parts in ``out`` where the inputs allow (see module doc).
     Returns the summary table."""
     started = time.perf_counter()
     problem_list = load_problems(problems) if isinstance(problems, (str, Path)) else list(problems)
-    by_task = {p.task_id: p for p in problem_list}
+    by_task = select_tasks({p.task_id: p for p in problem_list}, tasks)
     if not Path(sweep).exists():
         raise SweepError(f"{sweep}: sweep not found")
     out = Path(out)
-    state = {"problems_sha256": _digest_problems(problems), "settings": settings.as_dict(),
+    state = {"problems_sha256": _digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
              "fastscore_version": metadata.version("fastscore")}
     parts = _PartStore(out / ".parts", state)
     tally = _Tally()
@@ -95,6 +97,22 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
     meta["inputs"]["problems_sha256"] = state["problems_sha256"]
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
     return summary
+
+
+def select_tasks(by_task: Mapping[str, Problem], tasks: Sequence[str] | None) -> dict[str, Problem]:
+    """The problems named in ``tasks`` (all when None); an unknown task id is an error."""
+    if tasks is None:
+        return dict(by_task)
+    unknown = [t for t in tasks if t not in by_task]
+    if unknown:
+        raise ValueError(f"{len(unknown)} listed task(s) not in the problem set, e.g. {unknown[0]!r}")
+    return {t: by_task[t] for t in tasks}
+
+
+def read_task_list(path: str | Path) -> list[str]:
+    """Task ids from a file, one a line; blank lines and ``#`` comments are ignored."""
+    lines = Path(path).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str]) -> Iterator[WorkUnit]:
