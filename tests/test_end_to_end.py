@@ -172,3 +172,26 @@ def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path):
     assert (bad["status"] == "parse_error").all(), bad.select("run", "status", "error")
     assert bad["error"].is_not_null().all()
     assert scores.filter(pl.col("run") == len(HOSTILE))["p_equivalent"].to_list() == [True]
+
+
+def test_cli_data_writes_the_splits_scoring_uses(tmp_path):
+    from fastscore.data import read_npz
+    from fastscore.problems import load_problems
+    from fastscore.reference import build_reference
+    assert main(["data", "--problems", str(PROBLEMS), "--out", str(tmp_path)]) == 0
+    problem = next(p for p in load_problems(PROBLEMS) if p.task_id == "michaelis-menten-rate")
+    written = read_npz(tmp_path / "michaelis-menten-rate.npz")
+    used = build_reference(problem).splits
+    assert written.variables == used.variables == ("v", "S", "E_T", "k1", "k2", "k3")
+    for split in ("train", "id_test", "ood_test"):
+        assert (getattr(written, split) == getattr(used, split)).all()
+
+
+def test_cli_prepare_keeps_answers_private_unless_asked(tmp_path):
+    assert main(["prepare", "--problems", str(PROBLEMS), "--out", str(tmp_path / "public")]) == 0
+    view = (tmp_path / "public" / "vacancy-diffusion-variant-1-2" / "problem.json").read_text()
+    for secret in ("Omega * p**2", "cv / (1 + 3", '"probes"', '"mutations"', '"intermediates"', "Mobile"):
+        assert secret not in view
+    assert (tmp_path / "public" / "vacancy-diffusion-variant-1-2" / "data_train.npy").exists()
+    assert main(["prepare", "--problems", str(PROBLEMS), "--out", str(tmp_path / "private"), "--save-answer"]) == 0
+    assert "Omega" in (tmp_path / "private" / "vacancy-diffusion-variant-1-2" / "answer.json").read_text()
