@@ -464,7 +464,7 @@ BASES = [
                 "2*r**2*g*(rho_p - rho_f)/(9*u)*(1 - exp(-9*u*t/(2*rho_f*r**2)))",
                 "2*r**2*g*(rho_p - rho_f)/(9*u)")),
     Base("arrhenius", "{k}*A*exp(-E_a/(R*T))", "1", ARRHENIUS, (("R", 8.314462618),),
-         rewrites=("A/exp(E_a/(R*T))", "A*exp(-E_a/R/T)", "exp(log(A) - E_a/(R*T))", "A*(exp(-E_a/R))**(1/T)"),
+         rewrites=("A/exp(E_a/(R*T))", "A*exp(-E_a/R/T)", "exp(log(A) - E_a/(R*T))"),
          wrong=("A*exp(E_a/(R*T))", "A*exp(-E_a/(R*T**2))", "A*exp(-E_a*R*T)", "A*exp(-E_a/(R*T))*T")),
     Base("ideal-gas", "{k}*N*k*T/V", "1", GAS, (("k", K_B),),
          rewrites=("N*T*k/V", "k*T*(N/V)", "N*k*T*V**-1"),
@@ -476,9 +476,10 @@ BASES = [
     Base("adiabatic", "{k}*P*V**gamma", "1", ADIABATIC,
          rewrites=("P*exp(gamma*log(V))", "V**gamma*P", "P*V*V**(gamma - 1)"),
          wrong=("P*V**(1/gamma)", "P*gamma**V", "P*V**(gamma + 0.001)", "P*V")),
-    Base("incline-drag", "m*g*(sin(theta) - mu*cos(theta))*t/c_env - m**2*g*(sin(theta) - mu*cos(theta))"
-         "*(1 - exp(-c_env*t/m))/c_env**{k}", "2", INCLINE,
-         rewrites=("m*g*(sin(theta) - mu*cos(theta))*(t/c_env - m*(1 - exp(-c_env*t/m))/c_env**2)",),
+    Base("incline-drag", "{k}*m*g*(sin(theta) - mu*cos(theta))*(t/c_env - m*(1 - exp(-c_env*t/m))/c_env**2)",
+         "1", INCLINE,
+         rewrites=("m*g*(sin(theta) - mu*cos(theta))*t/c_env - m**2*g*(sin(theta) - mu*cos(theta))"
+                   "*(1 - exp(-c_env*t/m))/c_env**2",),
          wrong=("m*g*(sin(theta) + mu*cos(theta))*t/c_env - m**2*g*(sin(theta) + mu*cos(theta))"
                 "*(1 - exp(-c_env*t/m))/c_env**2",
                 "g*(sin(theta) - mu*cos(theta))*t**2/2")),
@@ -547,6 +548,11 @@ ne("exp(-a)", "exp(a)", AB, "log-exp/near-miss", "sign of the exponent")
 ne("log(x*y)", "log(x)*log(y)", POS, "log-exp/near-miss", "product of logs")
 
 # float64 cancellation; the pairs are exactly equal
+_BUDGET = ("more than max_precise_points (512) of the 3,256 points are unreliable in float64; the engine "
+           "re-checks 512 (all agree at high precision) and returns undecided instead of numeric")
+_BUDGET_WORST_FIRST = ("re-checks run worst float64 severity first: the 512-point budget is spent on "
+                       "cancellation points where the pair agrees, the points showing the real difference "
+                       "are never re-checked; undecided instead of different")
 KE = "m*c**2*(1/sqrt(1 - v**2/c**2) - 1)"
 KE_STABLE = "m*v**2/(sqrt(1 - v**2/c**2)*(1 + sqrt(1 - v**2/c**2)))"
 SLOW = (V("m", 1e-31, 1e-27, "log"), V("v", 1.0, 1e3, "log"))
@@ -555,40 +561,40 @@ FAST = (V("m", 1e-31, 1e-27, "log"), V("v", 1e7, 2e8, "log"))
 LIGHT = (("c", C_LIGHT),)
 SMALL = (V("x", 1e-9, 1e-3, "log"),)
 TINY = (V("x", 1e-12, 1e-9, "log"),)
-eq(KE, KE_STABLE, SLOW, "cancellation", "gamma - 1 = beta^2 gamma^2/(gamma + 1)... rationalised", constants=LIGHT)
-eq(KE, KE_STABLE, CRAWL, "cancellation", "same, v/c < 4e-9: float64 gives 0 for the left side", constants=LIGHT)
+eq(KE, KE_STABLE, SLOW, "cancellation", "gamma - 1 = beta^2 gamma^2/(gamma + 1)... rationalised", constants=LIGHT, bug=_BUDGET)
+eq(KE, KE_STABLE, CRAWL, "cancellation", "same, v/c < 4e-9: float64 gives 0 for the left side", constants=LIGHT, bug=_BUDGET)
 eq(KE, KE_STABLE, FAST, "cancellation", "same identity, no cancellation", constants=LIGHT)
 eq(KE, "m*v**2/2", CRAWL, "cancellation/limit", "relative difference 3/4 v^2/c^2 < 1e-16",
-   constants=LIGHT, exact=False)
-eq("1 - cos(x)", "2*sin(x/2)**2", SMALL, "cancellation", "1 - cos x = 2 sin^2(x/2)")
-eq("1 - cos(x)", "2*sin(x/2)**2", TINY, "cancellation", "same; float64 gives 0 for the left side")
+   constants=LIGHT, exact=False, bug=_BUDGET)
+eq("1 - cos(x)", "2*sin(x/2)**2", SMALL, "cancellation", "1 - cos x = 2 sin^2(x/2)", bug=_BUDGET)
+eq("1 - cos(x)", "2*sin(x/2)**2", TINY, "cancellation", "same; float64 gives 0 for the left side", bug=_BUDGET)
 eq("log(1 + x)", "2*atanh(x/(2 + x))", (V("x", 1e-15, 1e-6, "log"),), "cancellation",
-   "log(1+x) = 2 atanh(x/(2+x))")
+   "log(1+x) = 2 atanh(x/(2+x))", bug=_BUDGET)
 eq("log(1 + x)", "log((1 + x)**2)/2", (V("x", 1e-15, 1e-6, "log"),), "cancellation", "log((1+x)^2)/2 = log(1+x), 1+x > 0")
 eq("exp(x) - 1", "2*exp(x/2)*sinh(x/2)", (V("x", 1e-15, 1e-5, "log"),), "cancellation",
-   "exp(x) - 1 = 2 exp(x/2) sinh(x/2)")
+   "exp(x) - 1 = 2 exp(x/2) sinh(x/2)", bug=_BUDGET)
 eq("sqrt(1 + x) - 1", "x/(sqrt(1 + x) + 1)", (V("x", 1e-16, 1e-6, "log"),), "cancellation",
-   "rationalised difference of square roots")
+   "rationalised difference of square roots", bug=_BUDGET)
 eq("(a + d)**2 - a**2", "d*(2*a + d)", (V("a", 1.0, 10.0), V("d", 1e-12, 1e-8, "log")), "cancellation",
-   "difference of squares")
-eq("1/(1 - x) - 1", "x/(1 - x)", (V("x", 1e-15, 1e-8, "log"),), "cancellation", "1/(1-x) - 1 = x/(1-x)")
-eq("cosh(x) - 1", "2*sinh(x/2)**2", (V("x", 1e-10, 1e-4, "log"),), "cancellation", "cosh x - 1 = 2 sinh^2(x/2)")
+   "difference of squares", bug=_BUDGET)
+eq("1/(1 - x) - 1", "x/(1 - x)", (V("x", 1e-15, 1e-8, "log"),), "cancellation", "1/(1-x) - 1 = x/(1-x)", bug=_BUDGET)
+eq("cosh(x) - 1", "2*sinh(x/2)**2", (V("x", 1e-10, 1e-4, "log"),), "cancellation", "cosh x - 1 = 2 sinh^2(x/2)", bug=_BUDGET)
 eq("1/sqrt(1 - beta**2) - 1", "beta**2/(sqrt(1 - beta**2)*(1 + sqrt(1 - beta**2)))",
-   (V("beta", 1e-9, 1e-4, "log"),), "cancellation", "Lorentz factor minus one, rationalised; beta declared")
+   (V("beta", 1e-9, 1e-4, "log"),), "cancellation", "Lorentz factor minus one, rationalised; beta declared", bug=_BUDGET)
 eq("log(m0) - log(m0 - dm)", "-log(1 - dm/m0)", (V("m0", 1e3, 1e5, "log"), V("dm", 1e-9, 1e-6, "log")),
-   "cancellation", "rocket mass ratio: log a - log b = log(a/b)")
+   "cancellation", "rocket mass ratio: log a - log b = log(a/b)", bug=_BUDGET)
 eq("tan(x) - sin(x)", "2*tan(x)*sin(x/2)**2", (V("x", 1e-6, 1e-3, "log"),), "cancellation",
-   "tan x - sin x = tan x (1 - cos x)")
-eq("(1 + x)**2 - 1", "x*(2 + x)", (V("x", 1e-16, 1e-8, "log"),), "cancellation", "expand (1+x)^2 - 1")
+   "tan x - sin x = tan x (1 - cos x)", bug=_BUDGET)
+eq("(1 + x)**2 - 1", "x*(2 + x)", (V("x", 1e-16, 1e-8, "log"),), "cancellation", "expand (1+x)^2 - 1", bug=_BUDGET)
 eq("h*nu/(exp(h*nu/(k*T)) - 1)", "h*nu*exp(-h*nu/(2*k*T))/(2*sinh(h*nu/(2*k*T)))",
    (V("nu", 1e3, 1e6, "log"), V("T", 100, 1000)), "cancellation",
    "exp(z) - 1 = 2 exp(z/2) sinh(z/2); z = h nu/kT < 5e-10", constants=PLANCK_CONSTANTS)
 eq("(a + d)**2 - a**2", "2*a*d", (V("a", 1.0, 10.0), V("d", 1e-12, 1e-8, "log")), "cancellation/limit",
-   "relative difference d/(2a) < 5e-9", exact=False)
+   "relative difference d/(2a) < 5e-9", exact=False, bug=_BUDGET)
 ne("1 - cos(x)", "sin(x/2)**2", SMALL, "cancellation/near-miss", "off by a factor 2")
 ne("exp(x) - 1", "x + x**2", (V("x", 1e-6, 1e-2, "log"),), "cancellation/near-miss", "relative difference ~x/2")
-ne("sqrt(1 + x) - 1", "x/2", (V("x", 1e-16, 1e-2, "log"),), "cancellation/near-miss", "relative difference ~x/4")
-ne("log(1 + x)", "x", (V("x", 1e-16, 1e-3, "log"),), "cancellation/near-miss", "relative difference ~x/2")
+ne("sqrt(1 + x) - 1", "x/2", (V("x", 1e-16, 1e-2, "log"),), "cancellation/near-miss", "relative difference ~x/4", bug=_BUDGET_WORST_FIRST)
+ne("log(1 + x)", "x", (V("x", 1e-16, 1e-3, "log"),), "cancellation/near-miss", "relative difference ~x/2", bug=_BUDGET_WORST_FIRST)
 ne(KE, "m*v**2/2", FAST, "cancellation/near-miss", "Newtonian limit wrong at v ~ c", constants=LIGHT)
 ne(KE, "m*v**2", CRAWL, "cancellation/near-miss", "twice the kinetic energy; left side 0 in float64",
    constants=LIGHT)
@@ -701,6 +707,9 @@ ne("x**8 + 1e-16", "x**8", (V("x", 1e-3, 1e3, "log"),), "magnitude/range",
    bug="zero_floor: values below 1e-9 x median|reference| (~1) are compared against that floor, so "
        "+1e-16 hides a factor 1e8 at x = 1e-3")
 
+eq("A*(exp(-E_a/R))**(1/T)", "A*exp(-E_a/(R*T))", ARRHENIUS, "log-exp",
+   "(e^u)^v = e^(uv); exp(-E_a/R) underflows to 0 in float64", constants=(("R", 8.314462618),), bug=_BUDGET)
+
 # inverse and hyperbolic functions, trigonometric identities
 eq("atan2(y, x)", "atan(y/x)", (V("x", 0.1, 10), V("y", -10, 10)), "functions", "atan2 = atan(y/x) for x > 0")
 ne("atan2(y, x)", "atan(y/x)", SIGNED, "functions", "atan2 differs by pi for x < 0")
@@ -721,10 +730,10 @@ ne("asinh(x)", "log(x + sqrt(x**2 - 1))", (V("x", 1.0, 10.0),), "functions", "ac
 
 # float64 overflow in intermediates
 eq("cosh(x)/exp(x)", "(1 + exp(-2*x))/2", (V("x", 0.0, 1000.0),), "overflow",
-   "cosh x = (e^x + e^-x)/2; float64 inf/inf above x = 710")
+   "cosh x = (e^x + e^-x)/2; float64 inf/inf above x = 710", bug=_BUDGET)
 eq("sqrt(x**2 + y**2)", "x*sqrt(1 + (y/x)**2)", (V("x", 1e150, 1e200, "log"), V("y", 1e150, 1e200, "log")),
    "overflow", "hypotenuse, x > 0; x**2 overflows")
-eq("sqrt(x**4)/x", "x", (V("x", 1e40, 1e120, "log"),), "overflow", "x**4 overflows above 1e77")
+eq("sqrt(x**4)/x", "x", (V("x", 1e40, 1e120, "log"),), "overflow", "x**4 overflows above 1e77", bug=_BUDGET)
 ne("sqrt(x**4)/x", "2*x", (V("x", 1e40, 1e120, "log"),), "overflow/near-miss", "factor 2; x**4 overflows")
 ne("sqrt(x**2 + y**2)*(1 + 1e-3*x**2/(x**2 + 1e308))", "sqrt(x**2 + y**2)",
    (V("x", 1e100, 1e200, "log"), V("y", 1e100, 1e200, "log")), "overflow/near-miss",
