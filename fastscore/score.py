@@ -60,7 +60,13 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *,
         [c.expr for c in candidates.values() if c.expr is not None]
         + [e for parsed in answers.values() for e in parsed[0].values() if isinstance(e, se.Basic)])
     values = _evaluate(reference, expressions)
-    law_outcomes = {key: _judge_law(reference, c, values, settings) for key, c in candidates.items()}
+    law_outcomes, judged = {}, {}
+    for key, candidate in candidates.items():
+        # phenomenal formulas that canonicalise alike share one verdict
+        shared = ("formula", str(candidate.expr)) if candidate.kind == "phenomenal" else key
+        if shared not in judged:
+            judged[shared] = _judge_law(reference, candidate, values, settings)
+        law_outcomes[key] = judged[shared]
     probe_outcomes: dict[tuple[str, str], Verdict] = {}
 
     score_rows, probe_rows = [], []
