@@ -69,7 +69,6 @@ each once, one to five of them.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -79,7 +78,7 @@ import yaml
 
 from fastscore.data import sample_inputs
 from fastscore.parse import ParseError, parse_equation, parse_expression
-from fastscore.problems import Constant, Equation, Probe, Problem, Sampling, Variable
+from fastscore.problems import Constant, Equation, FieldReader, Probe, Problem, Variable
 from fastscore.reference import solve_reference_mechanism
 from fastscore.solve import SolveError
 
@@ -210,70 +209,7 @@ Mechanism = tuple[Relation, ...]
 # ------------------------------------------------------------------ reading
 
 
-class _Reader:
-    def __init__(self, source: str):
-        self.source = source
-
-    def error(self, where: str, message: str) -> FamilyError:
-        return FamilyError(f"{self.source}: {where}: {message}")
-
-    def mapping(self, value, where: str, keys: Iterable[str], *, required: Iterable[str] = ()) -> Mapping:
-        if not isinstance(value, Mapping):
-            raise self.error(where, "expected a mapping")
-        unknown = set(value) - set(keys)
-        if unknown:
-            raise self.error(where, f"unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-        for key in required:
-            if value.get(key) is None:
-                raise self.error(where, f"missing field '{key}'")
-        return value
-
-    def sequence(self, value, where: str) -> list:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.error(where, "expected a list")
-        return value
-
-    def text(self, value, where: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(where, "expected non-empty text")
-        return value.strip()
-
-    def number(self, value, where: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.error(where, f"expected a finite number, got {value!r}")
-        return float(value)
-
-
-def _variable(read: _Reader, data, where: str, *, sampled: bool) -> Variable:
-    keys = ("name", "description", "unit", "sampling") if sampled else ("name", "description", "unit")
-    data = read.mapping(data, where, keys, required=keys)
-    sampling = None
-    if sampled:
-        s = read.mapping(data["sampling"], f"{where}.sampling", ("min", "ood_boundary", "max", "distribution"),
-                         required=("min", "ood_boundary", "max", "distribution"))
-        low, boundary, high = (read.number(s[k], f"{where}.sampling.{k}") for k in ("min", "ood_boundary", "max"))
-        if not low < boundary < high:
-            raise read.error(f"{where}.sampling", "needs min < ood_boundary < max")
-        if s["distribution"] not in ("uniform", "log_uniform"):
-            raise read.error(f"{where}.sampling.distribution", "must be uniform or log_uniform")
-        if s["distribution"] == "log_uniform" and low <= 0:
-            raise read.error(f"{where}.sampling", "log_uniform needs min > 0")
-        sampling = Sampling(min=low, max=high, ood_boundary=boundary, distribution=s["distribution"])
-    return Variable(name=read.text(data["name"], f"{where}.name"),
-                    description=read.text(data["description"], f"{where}.description"),
-                    unit=str(data["unit"]), sampling=sampling)
-
-
-def _constant(read: _Reader, data, where: str) -> Constant:
-    keys = ("name", "value", "unit", "description")
-    data = read.mapping(data, where, keys, required=keys)
-    return Constant(name=read.text(data["name"], f"{where}.name"), value=read.number(data["value"], f"{where}.value"),
-                    description=read.text(data["description"], f"{where}.description"), unit=str(data["unit"]))
-
-
-def _terms(read: _Reader, data, where: str, origin: int) -> tuple[Term, ...]:
+def _terms(read: FieldReader, data, where: str, origin: int) -> tuple[Term, ...]:
     if data is None:
         return ()
     if not isinstance(data, Mapping) or not data:
@@ -281,18 +217,18 @@ def _terms(read: _Reader, data, where: str, origin: int) -> tuple[Term, ...]:
     return tuple(Term(id=str(key), expr=str(value).strip(), origin=origin) for key, value in data.items())
 
 
-def _relation(read: _Reader, data, where: str, origin: int) -> Relation:
-    data = read.mapping(data, where, ("id", "equation", "balance", "description", "probe"),
+def _relation(read: FieldReader, data, where: str, origin: int) -> Relation:
+    data = read.mapping(data, where, keys=("id", "equation", "balance", "description", "probe"),
                         required=("id", "description"))
-    relation_id = read.text(str(data["id"]), f"{where}.id")
-    notes = ((origin, read.text(data["description"], f"{where}.description")),)
-    probe = None if data.get("probe") is None else read.text(data["probe"], f"{where}.probe")
+    relation_id = read.text(str(data["id"]), f"{where}.id", stripped=True)
+    notes = ((origin, read.text(data["description"], f"{where}.description", stripped=True)),)
+    probe = None if data.get("probe") is None else read.text(data["probe"], f"{where}.probe", stripped=True)
     if (data.get("equation") is None) == (data.get("balance") is None):
         raise read.error(where, "give exactly one of 'equation' and 'balance'")
     if data.get("equation") is not None:
         return Relation(id=relation_id, notes=notes, probe=probe, origin=origin,
-                        equation=read.text(data["equation"], f"{where}.equation"))
-    balance = read.mapping(data["balance"], f"{where}.balance", ("left", "right"), required=("left", "right"))
+                        equation=read.text(data["equation"], f"{where}.equation", stripped=True))
+    balance = read.mapping(data["balance"], f"{where}.balance", keys=("left", "right"), required=("left", "right"))
     return Relation(id=relation_id, notes=notes, probe=probe, origin=origin,
                     left=_terms(read, balance["left"], f"{where}.balance.left", 0),
                     right=_terms(read, balance["right"], f"{where}.balance.right", 0))
@@ -306,21 +242,21 @@ _EDIT_KEYS = {
 }
 
 
-def _edit(read: _Reader, data, where: str, index: int) -> Edit:
-    if not isinstance(data, Mapping):
-        raise read.error(where, "expected a mapping")
+def _edit(read: FieldReader, data, where: str, index: int) -> Edit:
+    read.mapping(data, where)
     kinds = [kind for kind in _EDIT_KEYS if kind in data]
     if len(kinds) != 1:
         raise read.error(where, f"give exactly one of {', '.join(_EDIT_KEYS)}")
     kind = kinds[0]
-    data = read.mapping(data, where, _EDIT_KEYS[kind], required=_EDIT_KEYS[kind][:1])
+    data = read.mapping(data, where, keys=_EDIT_KEYS[kind], required=_EDIT_KEYS[kind][:1])
     if kind == "add_relation":
         relation = _relation(read, data[kind], f"{where}.add_relation", index)
         return Edit(kind=kind, target=relation.id, note="", relation=relation)
-    target = read.text(str(data[kind]), f"{where}.{kind}")
-    note = read.text(data.get("description"), f"{where}.description")
+    target = read.text(str(data[kind]), f"{where}.{kind}", stripped=True)
+    note = read.text(data.get("description"), f"{where}.description", stripped=True)
     if kind == "replace":
-        return Edit(kind=kind, target=target, note=note, equation=read.text(data.get("equation"), f"{where}.equation"))
+        return Edit(kind=kind, target=target, note=note,
+                    equation=read.text(data.get("equation"), f"{where}.equation", stripped=True))
     if kind == "add_terms":
         left = _terms(read, data.get("left"), f"{where}.left", index)
         right = _terms(read, data.get("right"), f"{where}.right", index)
@@ -330,12 +266,12 @@ def _edit(read: _Reader, data, where: str, index: int) -> Edit:
     if data.get("side") not in ("left", "right"):
         raise read.error(f"{where}.side", "must be left or right")
     return Edit(kind=kind, target=target, note=note, side=data["side"],
-                term=read.text(str(data.get("term")), f"{where}.term"),
-                expr=read.text(str(data.get("expr")), f"{where}.expr"))
+                term=read.text(str(data.get("term")), f"{where}.term", stripped=True),
+                expr=read.text(str(data.get("expr")), f"{where}.expr", stripped=True))
 
 
-def _mutation(read: _Reader, data, where: str) -> Mutation:
-    data = read.mapping(data, where, ("index", "name", "kind", "description", "edits"),
+def _mutation(read: FieldReader, data, where: str) -> Mutation:
+    data = read.mapping(data, where, keys=("index", "name", "kind", "description", "edits"),
                         required=("index", "name", "kind", "description", "edits"))
     index = data["index"]
     if not isinstance(index, int) or isinstance(index, bool) or not 1 <= index <= N_MUTATIONS:
@@ -344,9 +280,9 @@ def _mutation(read: _Reader, data, where: str) -> Mutation:
                   for i, item in enumerate(read.sequence(data["edits"], f"{where}.edits")))
     if not edits:
         raise read.error(f"{where}.edits", "a mutation needs at least one edit")
-    return Mutation(index=index, name=read.text(data["name"], f"{where}.name"),
-                    kind=read.text(data["kind"], f"{where}.kind"),
-                    description=read.text(data["description"], f"{where}.description"), edits=edits)
+    return Mutation(index=index, name=read.text(data["name"], f"{where}.name", stripped=True),
+                    kind=read.text(data["kind"], f"{where}.kind", stripped=True),
+                    description=read.text(data["description"], f"{where}.description", stripped=True), edits=edits)
 
 
 _FAMILY_KEYS = ("family", "title", "domain", "description", "target", "inputs", "constants", "intermediates",
@@ -356,13 +292,13 @@ _FAMILY_KEYS = ("family", "title", "domain", "description", "target", "inputs", 
 def load_family(path: str | Path) -> Family:
     """Read and check one family file (schema, formulas, mutation conflicts, Core-set shape)."""
     source = str(path)
-    read = _Reader(source)
+    read = FieldReader(source, error=FamilyError)
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise FamilyError(f"{source}: cannot read: {str(error).splitlines()[0]}") from None
-    data = read.mapping(data, "family", _FAMILY_KEYS, required=_FAMILY_KEYS)
-    name = read.text(data["family"], "family")
+    data = read.mapping(data, "family", keys=_FAMILY_KEYS, required=_FAMILY_KEYS)
+    name = read.text(data["family"], "family", stripped=True)
     if not Path(source).name == f"{name}{FAMILY_SUFFIX}":
         raise read.error("family", f"the file must be named {name}{FAMILY_SUFFIX}")
     mutations = sorted((_mutation(read, item, f"mutations[{i}]")
@@ -378,19 +314,20 @@ def load_family(path: str | Path) -> Family:
     if sorted(len(s) for s in core) != list(CORE_SET_SIZES) or len(set(core)) != len(core):
         raise read.error("core_set", "needs 10 distinct subsets: the Original, two each of 1..4 mutations, all five")
     family = Family(
-        name=name, title=read.text(data["title"], "title"), domain=read.text(data["domain"], "domain"),
-        description=read.text(data["description"], "description"),
-        target=_variable(read, data["target"], "target", sampled=False),
-        inputs=tuple(_variable(read, v, f"inputs[{i}]", sampled=True)
+        name=name, title=read.text(data["title"], "title", stripped=True),
+        domain=read.text(data["domain"], "domain", stripped=True),
+        description=read.text(data["description"], "description", stripped=True),
+        target=read.variable(data["target"], "target", needs_sampling=False, complete=True),
+        inputs=tuple(read.variable(v, f"inputs[{i}]", needs_sampling=True, complete=True)
                      for i, v in enumerate(read.sequence(data["inputs"], "inputs"))),
-        constants=tuple(_constant(read, c, f"constants[{i}]")
+        constants=tuple(read.constant(c, f"constants[{i}]", complete=True)
                         for i, c in enumerate(read.sequence(data["constants"], "constants"))),
-        intermediates=tuple(_variable(read, v, f"intermediates[{i}]", sampled=False)
+        intermediates=tuple(read.variable(v, f"intermediates[{i}]", needs_sampling=False, complete=True)
                             for i, v in enumerate(read.sequence(data["intermediates"], "intermediates"))),
         relations=tuple(_relation(read, r, f"relations[{i}]", 0)
                         for i, r in enumerate(read.sequence(data["relations"], "relations"))),
-        original_probes=tuple(read.text(p, "original_probes") for p in read.sequence(data["original_probes"],
-                                                                                      "original_probes")),
+        original_probes=tuple(read.text(p, "original_probes", stripped=True)
+                              for p in read.sequence(data["original_probes"], "original_probes")),
         mutations=tuple(mutations), core_set=tuple(core), source=source,
     )
     _check_family(family, read)
@@ -405,7 +342,7 @@ def load_families(directory: str | Path) -> list[Family]:
     return [load_family(path) for path in paths]
 
 
-def _check_family(family: Family, read: _Reader) -> None:
+def _check_family(family: Family, read: FieldReader) -> None:
     names = family.names
     duplicated = [n for n in set(names) if names.count(n) > 1]
     if duplicated:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 import yaml
 
 __all__ = [
-    "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
+    "FieldReader", "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
     "DISTRIBUTIONS", "load_problem", "load_problems", "problem_files", "task_id_of",
 ]
 
@@ -144,18 +144,30 @@ class Problem:
         return self.mutations == ()
 
 
-class _Reader:
-    """Field readers that report `file: field.path: problem` on bad values."""
+class FieldReader:
+    """Schema readers for one YAML source; a bad value raises `error("file: field.path: problem")`.
 
-    def __init__(self, source: str):
+    Shared by problem files (`ProblemError`) and family files (`fastscore.library`, `FamilyError`).
+    A required field that is absent or null is reported as missing.
+    """
+
+    def __init__(self, source: str, *, error: type[ValueError] = ProblemError):
         self.source = source
+        self._error = error
 
-    def error(self, field: str, message: str) -> ProblemError:
-        return ProblemError(f"{self.source}: {field}: {message}" if field else f"{self.source}: {message}")
+    def error(self, field: str, message: str) -> ValueError:
+        """The error to raise for `field` (or for the whole file when `field` is '')."""
+        return self._error(f"{self.source}: {field}: {message}" if field else f"{self.source}: {message}")
 
-    def mapping(self, value, field: str) -> Mapping:
+    def mapping(self, value, field: str, *, keys: Iterable[str] | None = None,
+                required: Iterable[str] = ()) -> Mapping:
+        """A mapping; with `keys`, no other field is allowed; every `required` field must be given."""
         if not isinstance(value, Mapping):
             raise self.error(field, f"expected a mapping, got {_show(value)}")
+        if keys is not None and (unknown := sorted(map(str, set(value) - set(keys)))):
+            raise self.error(field, f"unknown field(s) {', '.join(unknown)}; expected {', '.join(sorted(keys))}")
+        for key in required:
+            self.required(value, key, field)
         return value
 
     def sequence(self, value, field: str, *, optional: bool = False) -> list:
@@ -166,16 +178,21 @@ class _Reader:
         return value
 
     def required(self, data: Mapping, key: str, field: str):
-        if key not in data:
+        """`data[key]`, which must be given and not null."""
+        if data.get(key) is None:
             raise self.error(field, f"missing required field '{key}'")
         return data[key]
 
-    def text(self, value, field: str, *, optional: bool = False) -> str:
-        """A free text; numbers are accepted as written (a unit `1`)."""
+    def text(self, value, field: str, *, optional: bool = False, stripped: bool = False) -> str:
+        """A free text; numbers are accepted as written (a unit `1`).
+
+        `stripped`: the text without surrounding blanks, which must not be empty."""
         if value is None and optional:
             return ""
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise self.error(field, f"expected a string, got {_show(value)}")
+        if stripped and not (value := str(value).strip()):
+            raise self.error(field, "expected non-empty text")
         return str(value)
 
     def formula(self, value, field: str) -> str:
@@ -201,26 +218,25 @@ class _Reader:
         return number
 
     def sampling(self, value, field: str) -> Sampling:
-        data = self.mapping(value, field)
-        if unknown := sorted(set(data) - _SAMPLING_KEYS):
-            raise self.error(field, f"unknown field(s) {', '.join(map(str, unknown))}; "
-                                    f"expected {', '.join(sorted(_SAMPLING_KEYS))}")
-        low, high, boundary = (self.number(self.required(data, key, field), f"{field}.{key}")
-                               for key in ("min", "max", "ood_boundary"))
-        distribution = self.required(data, "distribution", field)
+        data = self.mapping(value, field, keys=_SAMPLING_KEYS, required=("min", "max", "ood_boundary", "distribution"))
+        low, high, boundary = (self.number(data[key], f"{field}.{key}") for key in ("min", "max", "ood_boundary"))
+        distribution = data["distribution"]
         if fault := Sampling.fault(low, high, boundary, distribution):
             raise self.error(f"{field}.{fault[0]}" if fault[0] else field, fault[1])
         return Sampling(min=low, max=high, ood_boundary=boundary, distribution=distribution)
 
-    def variable(self, value, field: str, *, needs_sampling: bool) -> Variable:
-        data = self.mapping(value, field)
+    def variable(self, value, field: str, *, needs_sampling: bool, complete: bool = False) -> Variable:
+        """A variable; `complete`: description and unit are required, description is stripped,
+        and no field beyond name, description, unit (and sampling when `needs_sampling`) is allowed."""
+        keys = ("name", "description", "unit", *(("sampling",) if needs_sampling else ())) if complete else None
+        data = self.mapping(value, field, keys=keys,
+                            required=keys or ("name", *(("sampling",) if needs_sampling else ())))
         sampling = data.get("sampling")
-        if sampling is None and needs_sampling:
-            raise self.error(field, "missing required field 'sampling'")
         return Variable(
-            name=self.name(self.required(data, "name", field), f"{field}.name"),
-            description=self.text(data.get("description"), f"{field}.description", optional=True),
-            unit=self.text(data.get("unit"), f"{field}.unit", optional=True),
+            name=self.name(data["name"], f"{field}.name"),
+            description=self.text(data.get("description"), f"{field}.description",
+                                  optional=not complete, stripped=complete),
+            unit=self.text(data.get("unit"), f"{field}.unit", optional=not complete),
             sampling=None if sampling is None else self.sampling(sampling, f"{field}.sampling"),
         )
 
@@ -229,31 +245,32 @@ class _Reader:
         return tuple(self.variable(item, f"{field}.{key}[{i}]", needs_sampling=needs_sampling)
                      for i, item in enumerate(items))
 
-    def constant(self, value, field: str) -> Constant:
-        data = self.mapping(value, field)
+    def constant(self, value, field: str, *, complete: bool = False) -> Constant:
+        """A constant; `complete`: description and unit are required, description is stripped,
+        and no field beyond name, value, description, unit is allowed."""
+        keys = ("name", "value", "description", "unit") if complete else None
+        data = self.mapping(value, field, keys=keys, required=keys or ("name", "value"))
         return Constant(
-            name=self.name(self.required(data, "name", field), f"{field}.name"),
-            value=self.number(self.required(data, "value", field), f"{field}.value"),
-            description=self.text(data.get("description"), f"{field}.description", optional=True),
-            unit=self.text(data.get("unit"), f"{field}.unit", optional=True),
+            name=self.name(data["name"], f"{field}.name"),
+            value=self.number(data["value"], f"{field}.value"),
+            description=self.text(data.get("description"), f"{field}.description",
+                                  optional=not complete, stripped=complete),
+            unit=self.text(data.get("unit"), f"{field}.unit", optional=not complete),
         )
 
     def equation(self, value, field: str) -> Equation:
-        data = self.mapping(value, field)
+        data = self.mapping(value, field, required=("formula",))
         return Equation(
-            text=self.formula(self.required(data, "formula", field), f"{field}.formula"),
+            text=self.formula(data["formula"], f"{field}.formula"),
             description=self.text(data.get("formula_description"), f"{field}.formula_description",
                                   optional=True),
         )
 
     def probe(self, value, field: str) -> Probe:
-        data = self.mapping(value, field)
-        if unknown := sorted(set(data) - _PROBE_KEYS):
-            raise self.error(field, f"unknown field(s) {', '.join(map(str, unknown))}; "
-                                    f"expected {', '.join(sorted(_PROBE_KEYS))}")
+        data = self.mapping(value, field, keys=_PROBE_KEYS, required=("name",))
         formula = data.get("formula")
         return Probe(
-            name=self.name(self.required(data, "name", field), f"{field}.name"),
+            name=self.name(data["name"], f"{field}.name"),
             description=self.text(data.get("description"), f"{field}.description", optional=True),
             formula=None if formula is None else self.formula(formula, f"{field}.formula"),
         )
@@ -285,7 +302,7 @@ def task_id_of(path: str | Path, root: str | Path) -> str:
 
 
 def _problem_from_data(data, *, task_id: str, source: str) -> Problem:
-    read = _Reader(source)
+    read = FieldReader(source)
     data = read.mapping(data, "")
     variables = read.mapping(read.required(data, "variable_description", ""), "variable_description")
     field = "variable_description"

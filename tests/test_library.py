@@ -215,6 +215,45 @@ def test_a_mechanism_without_a_real_solution_is_refused_with_the_reason(tmp_path
         compose(family, frozenset({5}))
 
 
+@pytest.mark.parametrize("old, new, field, message", [
+    ("ood_boundary: 2.0, max: 3.0", "ood_boundary: 3.0, max: 3.0",
+     "inputs[0].sampling", "expected min < ood_boundary < max, got min=1, ood_boundary=3, max=3"),
+    ("distribution: uniform", "distribution: normal",
+     "inputs[0].sampling.distribution", "expected one of uniform, log_uniform, got 'normal'"),
+    ("min: 1.0, ood_boundary: 2.0, max: 3.0, distribution: uniform",
+     "min: 0.0, ood_boundary: 2.0, max: 3.0, distribution: log_uniform",
+     "inputs[0].sampling.min", "log_uniform needs min > 0, got 0"),
+    ("{name: w, description: base, unit: '1'}", "{name: w, description: base}",
+     "intermediates[0]", "missing required field 'unit'"),
+    ("{name: w, description: base, unit: '1'}", "{name: w, description: ' ', unit: '1'}",
+     "intermediates[0].description", "expected non-empty text"),
+    ("{name: w, description: base, unit: '1'}", "{name: w, description: base, unit: '1', sampling: 1}",
+     "intermediates[0]", "unknown field(s) sampling; expected description, name, unit"),
+    ("{name: k, value: 0.5,", "{name: k, value: .inf,", "constants[0].value", "expected a finite number, got inf"),
+    ("{name: k, value: 0.5,", "{name: k, value: 0.5, symbol: kk,",
+     "constants[0]", "unknown field(s) symbol; expected description, name, unit, value"),
+    ("{name: x,", "{name: 2x,", "inputs[0].name", "expected a name (letters, digits, '_'), got '2x'"),
+])
+def test_family_field_errors_name_file_and_field(tmp_path, old, new, field, message):
+    path = _toy_family(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(FamilyError) as info:
+        load_family(path)
+    assert str(info.value).startswith(f"{path}: {field}: "), str(info.value)
+    assert message in str(info.value), str(info.value)
+
+
+def test_family_descriptions_are_read_without_surrounding_blanks(tmp_path):
+    path = _toy_family(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8").replace("description: base,", "description: '  base  ',", 1),
+                    encoding="utf-8")
+    family = load_family(path)
+    assert family.intermediates[0].description == "base"
+    assert family.inputs[0].sampling.ood_boundary == 2.0 and family.constants[0].unit == "1"
+
+
 # ------------------------------------------------------------------ derived law vs the mechanism
 
 

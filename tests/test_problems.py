@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fastscore.problems import (Constant, Equation, Probe, ProblemError, Sampling, Variable,
+from fastscore.problems import (Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable,
                                 load_problem, load_problems)
 
 MDBENCH = Path(__file__).resolve().parents[2] / "shared" / "external" / "mdbench-problems"
@@ -186,6 +186,21 @@ def test_field_errors_name_file_and_field(tmp_path, changes, field, message):
     prefix = f"{path}: {field}: " if field else f"{path}: "
     assert text.startswith(prefix), text
     assert message in text, text
+
+
+def test_field_reader_reports_with_the_given_error_class():
+    class OtherError(ValueError):
+        pass
+
+    read = FieldReader("f.yaml", error=OtherError)
+    with pytest.raises(OtherError, match=r"^f\.yaml: v: missing required field 'name'$"):
+        read.mapping({"name": None}, "v", required=("name",))  # null counts as missing
+    with pytest.raises(OtherError, match=r"^f\.yaml: v: unknown field\(s\) b; expected a$"):
+        read.mapping({"a": 1, "b": 2}, "v", keys=("a",))
+    with pytest.raises(ProblemError, match=r"^f\.yaml: expected a mapping, got \[1\]$"):
+        FieldReader("f.yaml").mapping([1], "")
+    assert read.text("  x ", "t") == "  x " and read.text("  x ", "t", stripped=True) == "x"
+    assert read.constant({"name": "c", "value": "5.0e2"}, "c") == Constant(name="c", value=500.0)
 
 
 def test_sampling_checks_itself():
