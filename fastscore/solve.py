@@ -712,6 +712,7 @@ def solve_mechanism(
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
+    warm_up()  # kernel compilation is not charged to the budget
     solver = _Solver(known, points, budget)
     matching = _match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())

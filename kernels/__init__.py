@@ -6,6 +6,7 @@ or files: arrays in, arrays out."""
 from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
 from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
+from .warm import warm_up
 
 __all__ = [
     "METRICS",
@@ -17,4 +18,5 @@ __all__ = [
     "evaluate",
     "pack",
     "split_metrics",
+    "warm_up",
 ]
