@@ -4,20 +4,22 @@ The ladder, for one pair:
 
 1. **numeric screen** (float64, compiled tapes): the two sides are compared at every
    point of the domain (random points over ``[min, max)`` of every variable plus the
-   split points).  Two finite values agree when
-   ``|a - b| <= rtol * max(|a|, |b|, zero_floor * scale)``, ``scale`` being the median
-   magnitude of the reference: a relative test that stays relative for targets of any
-   magnitude (no fixed absolute tolerance).  Points where both sides are non-finite
-   are outside the valid domain and are skipped; a point where only one side is finite
-   is a disagreement.
-2. **high precision**: every float64 disagreement is re-evaluated with mpmath at
-   ``precision_digits`` digits (worst first); float64 cancellation or overflow is
-   thereby told apart from a real difference.  A confirmed disagreement gives
-   ``different`` with the point as counterexample.
+   split points).  Two finite values agree when ``|a - b| <= rtol * max(|a|, |b|)``:
+   purely relative, so a target of 1e-10 is judged as strictly as one of 1e+10 (no
+   absolute tolerance).  A point is *unreliable* in float64 when the sides disagree,
+   when only one side is finite, or when both are exactly zero (cancellation can turn
+   two different values into 0.0).
+2. **high precision**: every unreliable point is re-evaluated with mpmath at
+   ``precision_digits`` digits: the worst few first, so a real difference shows at
+   once, then the rest.  Points undefined on both sides in float64 are sampled
+   (``invalid_samples``); if any of them is defined at high precision (an overflow),
+   all of them are re-checked.  A confirmed disagreement, or a point defined on one
+   side only, gives ``different`` with the point as counterexample.
 3. **proof**: a pair that agrees everywhere is handed to ``fastscore.canonical`` for an
    exact argument: ``proven`` if one is found, else ``numeric``.
 4. ``undecided`` when fewer than ``min_finite_points`` valid points remain, or more
-   float64 disagreements than ``max_precise_points`` could be re-checked.
+   unreliable points than ``max_precise_points`` (all points, by default) could be
+   re-checked.
 
 ``proven`` and ``numeric`` mean equivalent.
 """
@@ -80,7 +82,7 @@ def compare(candidate: se.Basic, reference: se.Basic, *, domain: Domain,
                  domain=domain, settings=settings)
 
 
-def judge(candidate: se.Basic, reference: se.Basic, *, candidate_values: np.ndarray,
+def judge(candidate: se.Basic | None, reference: se.Basic, *, candidate_values: np.ndarray,
           reference_values: np.ndarray, domain: Domain, settings: Settings = DEFAULT_SETTINGS,
           reference_mp=None) -> Verdict:
     """Judge a pair from its float64 values at ``domain.points`` (see module doc).
@@ -91,70 +93,96 @@ def judge(candidate: se.Basic, reference: se.Basic, *, candidate_values: np.ndar
     evaluator (``fastscore.precision.compile_mp``) so it is built once per problem.
     """
     a, b = np.asarray(candidate_values, float), np.asarray(reference_values, float)
-    scale = _scale(b, a)
-    finite = np.isfinite(a) & np.isfinite(b)
-    close = finite & agree(a, b, scale, settings)
-    suspicious = np.flatnonzero((np.isfinite(a) != np.isfinite(b)) | (finite & ~close))
-    n_valid = int(close.sum())
-    if suspicious.size and candidate is None:
-        worst = int(suspicious[0])
-        return _different(worst, float(a[worst]), float(b[worst]), domain)
-    if suspicious.size:
-        outcome = _recheck(candidate, reference, suspicious, a, b, scale, domain, settings, reference_mp)
+    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
+    both = finite_a & finite_b
+    close = both & agree(a, b, settings)
+    if candidate is None:
+        wrong = np.flatnonzero((finite_a != finite_b) | (both & ~close))
+        if wrong.size:
+            return _different(int(wrong[0]), float(a[wrong[0]]), float(b[wrong[0]]), domain)
+        n_valid = int(close.sum())
+    else:
+        trusted = close & ~((a == 0) & (b == 0))  # 0 == 0 may be cancellation on both sides
+        unreliable = np.flatnonzero((finite_a != finite_b) | (both & ~trusted))
+        invalid = np.flatnonzero(~finite_a & ~finite_b)
+        outcome = _Recheck(candidate, reference, reference_mp, a, b, domain, settings).run(unreliable, invalid)
         if isinstance(outcome, Verdict):
             return outcome
-        n_valid += outcome
-    rule = None if candidate is None else prove_equal(candidate, reference, positive=domain.positive)
-    if rule is not None:
-        return Verdict("proven", rule)
+        n_valid = int(trusted.sum()) + outcome
+        rule = prove_equal(candidate, reference, positive=domain.positive)
+        if rule is not None:
+            return Verdict("proven", rule)
     if n_valid < settings.min_finite_points:
         return Verdict("undecided", f"only {n_valid} valid points in the domain")
     return Verdict("numeric", f"agree at {n_valid} points (rtol {settings.rtol:g})")
 
 
-def agree(a: np.ndarray, b: np.ndarray, scale: float, settings: Settings) -> np.ndarray:
-    """Elementwise agreement of finite values under the rule of the module doc."""
+def agree(a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
+    """Elementwise relative agreement: ``|a - b| <= rtol * max(|a|, |b|)``."""
     with np.errstate(invalid="ignore", over="ignore"):
-        bound = settings.rtol * np.maximum(np.maximum(np.abs(a), np.abs(b)), settings.zero_floor * scale)
-        return np.abs(a - b) <= bound
+        return np.abs(a - b) <= settings.rtol * np.maximum(np.abs(a), np.abs(b))
 
 
-def _scale(b: np.ndarray, a: np.ndarray) -> float:
-    for values in (b, a):
-        magnitudes = np.abs(values[np.isfinite(values)])
-        if magnitudes.size:
-            return float(np.median(magnitudes))
-    return 0.0
+class _Recheck:
+    """High-precision re-evaluation of the points float64 cannot settle."""
 
+    def __init__(self, candidate, reference, reference_mp, a, b, domain: Domain, settings: Settings):
+        self.candidate, self.reference, self.reference_mp = candidate, reference, reference_mp
+        self.a, self.b, self.domain, self.settings = a, b, domain, settings
+        self.candidate_mp = None
+        self.rng = np.random.default_rng(settings.point_seed)
 
-def _recheck(candidate, reference, suspicious, a, b, scale, domain, settings, reference_mp):
-    """High-precision re-evaluation of float64 disagreements, worst first.
+    def run(self, unreliable: np.ndarray, invalid: np.ndarray) -> Verdict | int:
+        """A ``different``/``undecided`` verdict, or the number of points found valid
+        and agreeing.  Unreliable points: the worst few first (a real difference shows
+        at once), then the rest in random order.  Points undefined on both sides: a
+        random sample; if one of them is defined at high precision (float64 overflow),
+        all of them are re-checked."""
+        valid = 0
+        sample = self.rng.permutation(invalid)[:self.settings.invalid_samples]
+        outcome = self._check(sample)
+        if isinstance(outcome, Verdict):
+            return outcome
+        valid += outcome[0]
+        if outcome[1]:  # an overflow in float64: every undefined point is in doubt
+            unreliable = np.concatenate([unreliable, np.setdiff1d(invalid, sample)])
+        if unreliable.size > self.settings.max_precise_points:
+            order = self._order(unreliable)[:self.settings.max_precise_points]
+            outcome = self._check(order)
+            if isinstance(outcome, Verdict):
+                return outcome
+            return Verdict("undecided", f"{unreliable.size} points unreliable in float64; "
+                                        f"{order.size} re-checked at high precision agree")
+        outcome = self._check(self._order(unreliable))
+        return outcome if isinstance(outcome, Verdict) else valid + outcome[0]
 
-    Returns a Verdict (``different`` or ``undecided``) or the change in the number of
-    valid points: points where both sides turn out finite and agreeing count as valid,
-    points where both are invalid do not."""
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        severity = np.abs(a[suspicious] - b[suspicious]) / np.maximum(np.abs(b[suspicious]), 1e-300)
-    severity = np.where(np.isfinite(severity), severity, np.inf)
-    order = suspicious[np.argsort(-severity, kind="stable")]
-    candidate_mp, reference_mp = compile_mp(candidate), reference_mp or compile_mp(reference)
-    gained = 0
-    for checked, index in enumerate(order):
-        if checked == settings.max_precise_points:
-            return Verdict("undecided", f"{order.size} points unreliable in float64; "
-                                        f"{checked} re-checked at high precision agree")
-        point = domain.point(int(index))
-        va = evaluate_mp(candidate_mp, point, digits=settings.precision_digits)
-        vb = evaluate_mp(reference_mp, point, digits=settings.precision_digits)
-        both_invalid = not np.isfinite(va) and not np.isfinite(vb)
-        both_valid = np.isfinite(va) and np.isfinite(vb)
-        if both_valid and agree(np.array([va]), np.array([vb]), scale, settings)[0]:
-            gained += 1
-            continue
-        if both_invalid:
-            continue
-        return _different(int(index), va, vb, domain)
-    return gained
+    def _order(self, points: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            severity = np.abs(self.a[points] - self.b[points]) / np.maximum(np.abs(self.b[points]), 1e-300)
+        severity = np.where(np.isnan(severity), np.inf, severity)
+        worst = np.argsort(-severity, kind="stable")[:_EARLY_CHECKS]
+        rest = np.setdiff1d(np.arange(points.size), worst)
+        return points[np.concatenate([worst, self.rng.permutation(rest)]).astype(int)]
+
+    def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
+        """(valid agreeing points, whether any point was defined) or ``different``."""
+        valid, defined = 0, False
+        digits = self.settings.precision_digits
+        for index in points:
+            if self.candidate_mp is None:
+                self.candidate_mp = compile_mp(self.candidate)
+                self.reference_mp = self.reference_mp or compile_mp(self.reference)
+            point = self.domain.point(int(index))
+            va = evaluate_mp(self.candidate_mp, point, digits=digits)
+            vb = evaluate_mp(self.reference_mp, point, digits=digits)
+            if not np.isfinite(va) and not np.isfinite(vb):
+                continue
+            defined = True
+            if np.isfinite(va) and np.isfinite(vb) and agree(np.array(va), np.array(vb), self.settings):
+                valid += 1
+                continue
+            return _different(int(index), va, vb, self.domain)
+        return valid, defined
 
 
 def _different(index: int, va: float, vb: float, domain: Domain) -> Verdict:

@@ -115,6 +115,6 @@ def _function_of_law(reference: Reference, probe: se.Basic, settings: Settings) 
             left = gradients[first][0] * gradients[second][1]
             right = gradients[second][0] * gradients[first][1]
             usable = np.isfinite(left) & np.isfinite(right)
-            if usable.any() and not agree(left[usable], right[usable], 0.0, settings).all():
+            if usable.any() and not agree(left[usable], right[usable], settings).all():
                 return False
     return True

@@ -81,8 +81,6 @@ def test_corpus_size_and_mix():
     assert any("1.0545718e-34" in case.candidate for case in CASES)
 
 
-@pytest.mark.xfail(strict=True, reason="cancellation-prone equivalent pairs are undecided on realistic "
-                                       "3,256-point domains (max_precise_points budget); see the cases' reasons")
 def test_equivalent_pairs_mostly_decided():
     """Equivalent pairs judged undecided/different: at most 0.5% (each one xfailed)."""
     equivalent = [case for case in CASES if case.equivalent]
