@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 import symengine as se
 
-from fastscore.kernels import compile_tape, evaluate
+from fastscore.kernels import compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
