@@ -162,7 +162,7 @@ STAGES = [
     ("equivalence.py", "agree", "    agree (float64 tolerance test)"),
     ("equivalence.py", "_recheck", "    _recheck (high precision)"),
     ("precision.py", "compile_mp", "      compile_mp (candidate closure tree)"),
-    ("precision.py", "evaluate_mp", "      evaluate_mp (mpmath, 50 digits)"),
+    ("precision.py", "evaluate_mp", "      evaluate_mp (MPFR, 50 digits)"),
     ("canonical.py", "prove_equal", "    canonical.prove_equal"),
     ("canonical.py", "expand_arguments", "      expand_arguments"),
     ("canonical.py", "_zero_rule", "      _zero_rule (expand / numer-denom)"),

@@ -21,6 +21,7 @@ hostile ``(a+b+c)**900`` cannot stall the scorer; such pairs fall to the numeric
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from math import comb
 
 import symengine as se
@@ -44,6 +45,7 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     return rule
 
 
+@lru_cache(maxsize=1 << 16)
 def expand_arguments(expr: se.Basic) -> se.Basic:
     """Expand the arguments of every function and every non-integer exponent
     (``exp(-(a+b)/c)`` → ``exp(-a/c - b/c)``), bottom-up; valid unconditionally."""
@@ -150,6 +152,7 @@ def _is_real_form(expr: se.Basic, positive: frozenset[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 16)
 def rewrite_positive(expr: se.Basic, positive: frozenset[str]) -> se.Basic:
     """Apply power/log/exp identities that hold for positive bases, bottom-up."""
     if not expr.args:

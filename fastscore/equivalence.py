@@ -139,13 +139,17 @@ class _Recheck:
         random sample; if one of them is defined at high precision (float64 overflow),
         all of them are re-checked."""
         valid = 0
-        sample = self.rng.permutation(invalid)[:self.settings.invalid_samples]
-        outcome = self._check(sample)
-        if isinstance(outcome, Verdict):
-            return outcome
-        valid += outcome[0]
-        if outcome[1]:  # an overflow in float64: every undefined point is in doubt
-            unreliable = np.concatenate([unreliable, np.setdiff1d(invalid, sample)])
+        if invalid.size:
+            shuffled = self.rng.permutation(invalid)
+            sample = shuffled[:self.settings.invalid_samples]
+            outcome = self._check(sample)
+            if isinstance(outcome, Verdict):
+                return outcome
+            valid += outcome[0]
+            if outcome[1]:  # an overflow in float64: every undefined point is in doubt
+                unreliable = np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]])
+        if not unreliable.size:
+            return valid
         if unreliable.size > self.settings.max_precise_points:
             order = self._order(unreliable)[:self.settings.max_precise_points]
             outcome = self._check(order)
@@ -157,12 +161,17 @@ class _Recheck:
         return outcome if isinstance(outcome, Verdict) else valid + outcome[0]
 
     def _order(self, points: np.ndarray) -> np.ndarray:
+        """The ``_EARLY_CHECKS`` worst points (largest float64 disagreement) first, the
+        others after them in random order."""
+        if points.size <= _EARLY_CHECKS:
+            return points
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             severity = np.abs(self.a[points] - self.b[points]) / np.maximum(np.abs(self.b[points]), 1e-300)
         severity = np.where(np.isnan(severity), np.inf, severity)
-        worst = np.argsort(-severity, kind="stable")[:_EARLY_CHECKS]
-        rest = np.setdiff1d(np.arange(points.size), worst)
-        return points[np.concatenate([worst, self.rng.permutation(rest)]).astype(int)]
+        worst = np.argpartition(-severity, _EARLY_CHECKS)[:_EARLY_CHECKS]
+        rest = np.ones(points.size, dtype=bool)
+        rest[worst] = False
+        return np.concatenate([points[worst], self.rng.permutation(points[rest])])
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""

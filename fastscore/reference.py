@@ -14,7 +14,7 @@ from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
 from fastscore.equivalence import Domain
 from fastscore.kernels import compile_tape, evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
-from fastscore.precision import Evaluator, compile_mp
+from fastscore.precision import Precise, compile_mp
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import Solution, SolveError, solve_mechanism
@@ -32,7 +32,7 @@ class Expected:
     at every point of the domain."""
 
     expr: se.Basic
-    mp: Evaluator
+    mp: Precise
     values: np.ndarray
 
 
