@@ -130,7 +130,13 @@ class _Recheck:
         self.candidate, self.reference, self.reference_mp = candidate, reference, reference_mp
         self.a, self.b, self.domain, self.settings = a, b, domain, settings
         self.candidate_mp = None
-        self.rng = np.random.default_rng(settings.point_seed)
+        self._rng = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.settings.point_seed)
+        return self._rng
 
     def run(self, unreliable: np.ndarray, invalid: np.ndarray) -> Verdict | int:
         """A ``different``/``undecided`` verdict, or the number of points found valid

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import symengine as se
@@ -35,6 +35,7 @@ class _Candidate:
 
     kind: str | None = None
     expr: se.Basic | None = None
+    text: str | None = None  # str(expr), computed once: the key of its values and verdict
     error: str | None = None
     status: str = "ok"
     equations: tuple = ()
@@ -56,16 +57,18 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *,
         answers.setdefault(_text(row.get("probes")), None)
     answers = {text: _parse_answers(reference, text) for text in answers}
 
-    expressions = _distinct_expressions(
-        [c.expr for c in candidates.values() if c.expr is not None]
-        + [e for parsed in answers.values() for e in parsed[0].values() if isinstance(e, se.Basic)])
+    expressions = {c.text: c.expr for c in candidates.values() if c.expr is not None}
+    for parsed, _ in answers.values():
+        expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
     values = _evaluate(reference, expressions)
+    metrics = _law_metrics(reference, {c.text: values[c.text] for c in candidates.values()
+                                       if c.text is not None and not isinstance(values[c.text], str)}, settings)
     law_outcomes, judged = {}, {}
     for key, candidate in candidates.items():
         # phenomenal formulas that canonicalise alike share one verdict
-        shared = ("formula", str(candidate.expr)) if candidate.kind == "phenomenal" else key
+        shared = ("formula", candidate.text) if candidate.kind == "phenomenal" else key
         if shared not in judged:
-            judged[shared] = _judge_law(reference, candidate, values, settings)
+            judged[shared] = _judge_law(reference, candidate, values, metrics, settings)
         law_outcomes[key] = judged[shared]
     probe_outcomes: dict[tuple[str, str], Verdict] = {}
 
@@ -121,6 +124,8 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
     except ValueError as error:
         candidate = _Candidate(status="parse_error", error=str(error))
     candidate.seconds = time.perf_counter() - started
+    if candidate.expr is not None:
+        candidate.text = str(candidate.expr)
     return candidate
 
 
@@ -153,13 +158,6 @@ def _parse_answers(reference: Reference, text: str | None) -> tuple[dict, str | 
     return parsed, None
 
 
-def _distinct_expressions(expressions: Iterable[se.Basic]) -> dict[str, se.Basic]:
-    distinct = {}
-    for expr in expressions:
-        distinct.setdefault(str(expr), expr)
-    return distinct
-
-
 def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict[str, np.ndarray | str]:
     """Values of every distinct expression at the reference points (one kernel batch);
     an expression the kernel cannot compile maps to its error text."""
@@ -184,26 +182,39 @@ class _LawOutcome:
     in_mechanism: Mapping[str, str | None] | None = None  # probe -> equal internal quantity
 
 
-def _judge_law(reference: Reference, candidate: _Candidate, values, settings: Settings) -> _LawOutcome:
+def _law_metrics(reference: Reference, predictions: Mapping[str, np.ndarray],
+                 settings: Settings) -> dict[str, dict[str, float]]:
+    """Split metrics of every prediction row, one kernel call per split."""
+    keys = list(predictions)
+    out = {key: {} for key in keys}
+    if not keys:
+        return out
+    matrix = np.vstack([predictions[key] for key in keys])
+    for prefix, split in SCORED_SPLITS.items():
+        result = split_metrics(matrix[:, reference.columns(split)], reference.observed(split))
+        passed = accuracy(result["max_rel_err"], tol=settings.acc_tol)
+        for row, key in enumerate(keys):
+            out[key].update({f"{prefix}_{name}": float(result[name][row]) for name in METRICS})
+            out[key][f"{prefix}_acc"] = bool(passed[row])
+    return out
+
+
+def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, settings: Settings) -> _LawOutcome:
     if candidate.status != "ok":
         return _LawOutcome()
-    if candidate.expr is not None:
-        predicted = values[str(candidate.expr)]
-    else:
-        predicted = candidate.solution.values([reference.problem.target.name], _points(reference))[
-            reference.problem.target.name]
-    if isinstance(predicted, str):
-        return _LawOutcome(error=predicted)
+    if candidate.text is not None:
+        predicted = values[candidate.text]
+        if isinstance(predicted, str):
+            return _LawOutcome(error=predicted)
+        law_metrics = metrics[candidate.text]
+    else:  # a mechanism solved numerically: values only
+        target = reference.problem.target.name
+        predicted = candidate.solution.values([target], _points(reference))[target]
+        law_metrics = _law_metrics(reference, {target: predicted}, settings)[target]
     verdict = judge(candidate.expr, reference.law.expr, candidate_values=predicted,
                     reference_values=reference.law.values, domain=reference.domain,
                     settings=settings, reference_mp=reference.law.mp)
-    metrics = {}
-    for prefix, split in SCORED_SPLITS.items():
-        observed = reference.observed(split)
-        result = split_metrics(predicted[reference.columns(split)], observed)
-        for name in METRICS:
-            metrics[f"{prefix}_{name}"] = float(result[name])
-        metrics[f"{prefix}_acc"] = bool(accuracy(result["max_rel_err"], tol=settings.acc_tol))
+    metrics = law_metrics
     in_mechanism = None if candidate.solution is None else _probes_in_mechanism(reference, candidate.solution, settings)
     return _LawOutcome(verdict=verdict, metrics=metrics, in_mechanism=in_mechanism)
 
@@ -266,7 +277,7 @@ def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcom
         "p_verdict": None if verdict is None else verdict.provenance,
         "p_reason": None if verdict is None else verdict.reason,
         "p_counterexample": None if verdict is None else _json(verdict.counterexample),
-        "derived_formula": None if candidate.expr is None else str(candidate.expr),
+        "derived_formula": candidate.text,
         "m_correct": None if n_probes == 0 else n_correct == n_probes,
         "n_probes": n_probes, "n_probes_correct": n_correct,
         "n_probes_in_mechanism": None if outcome.in_mechanism is None else
