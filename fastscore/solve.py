@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 import symengine as se
+from symengine.lib.symengine_wrapper import sympy2symengine
 
 from fastscore.kernels import compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
@@ -574,7 +575,7 @@ class _Solver:
         signal.setitimer(signal.ITIMER_REAL, remaining)
         try:
             found = sympy.solve(residual._sympy_(), x._sympy_())
-            forms = [se.sympify(f) for f in found]  # SymPy objects, never text
+            forms = [sympy2symengine(f) for f in found]  # converts SymPy objects; never parses text
         except _Timeout:
             return None
         except Exception:  # noqa: BLE001 - SymPy fails in many ways (NotImplementedError, ...)
