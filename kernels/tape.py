@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from operator import attrgetter
 
 import numpy as np
 import symengine as se
@@ -31,6 +33,7 @@ MAX_POWI = 32
 
 _CONSTANT_BITS = 80
 _THIRD = se.Rational(1, 3)
+_THIRD_VALUE = 1 / 3
 
 _UNARY = {
     se.sin: (op.SIN,),
@@ -127,9 +130,10 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
     if not isinstance(expr, se.Basic):
         raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
     code = _Compiler(index).emit(expr)
-    ops = np.array([c for c, _ in code.instructions], dtype=np.int32)
-    args = np.array([a for _, a in code.instructions], dtype=np.float64)
-    used = [int(a) + 1 for c, a in code.instructions if c in op.WITH_VARIABLE]
+    instructions = code.instructions
+    ops = np.array([c for c, _ in instructions], dtype=np.int32)
+    args = np.array([a for _, a in instructions], dtype=np.float64)
+    used = [int(a) + 1 for c, a in instructions if c in op.WITH_VARIABLE]
     return Tape(ops, args, code.depth, max(used, default=0), tuple(str(v) for v in variables))
 
 
@@ -146,28 +150,31 @@ def pack(tapes: Sequence[Tape]) -> TapeBatch:
     return TapeBatch(ops, args, starts, depth, max((t.n_variables for t in tapes), default=0))
 
 
-@dataclass(frozen=True)
 class _Code:
-    instructions: tuple[tuple[int, float], ...]
-    depth: int
+    """Instructions of one subexpression; ``constant``/``variable`` are set for a lone
+    PUSH_CONST/PUSH_VAR (the operand a binary instruction can fuse)."""
+
+    __slots__ = ("instructions", "depth", "constant", "variable")
+
+    def __init__(self, instructions: tuple[tuple[int, float], ...], depth: int,
+                 constant: float | None = None, variable: int | None = None):
+        self.instructions = instructions
+        self.depth = depth
+        self.constant = constant
+        self.variable = variable
 
     def then(self, *instructions: tuple[int, float]) -> _Code:
         """Append in-place (depth-neutral) instructions."""
         return _Code(self.instructions + instructions, self.depth)
 
-    @property
-    def constant(self) -> float | None:
-        (first, arg), *rest = self.instructions
-        return arg if first == op.PUSH_CONST and not rest else None
 
-    @property
-    def variable(self) -> int | None:
-        (first, arg), *rest = self.instructions
-        return int(arg) if first == op.PUSH_VAR and not rest else None
+def _push_const(value: float) -> _Code:
+    value = float(value)
+    return _Code(((op.PUSH_CONST, value),), 1, constant=value)
 
 
-def _push(code: int, arg: float) -> _Code:
-    return _Code(((code, float(arg)),), 1)
+def _push_var(index: int) -> _Code:
+    return _Code(((op.PUSH_VAR, float(index)),), 1, variable=index)
 
 
 def _binary(code: int, left: _Code, right: _Code) -> _Code:
@@ -185,7 +192,7 @@ def _binary(code: int, left: _Code, right: _Code) -> _Code:
             return right.then((v_left, v))
     elif code == op.POW and (c := right.constant) is not None:
         return left.then((op.POW_C, c))
-    if code in (op.ADD, op.MUL) and right.depth > left.depth:
+    if (code == op.ADD or code == op.MUL) and right.depth > left.depth:
         left, right = right, left
     return _Code(
         left.instructions + right.instructions + ((code, 0.0),),
@@ -193,9 +200,13 @@ def _binary(code: int, left: _Code, right: _Code) -> _Code:
     )
 
 
+_DEPTH = attrgetter("depth")
+
+
 def _chain(code: int, parts: list[_Code]) -> _Code:
-    """Left fold of a commutative op, deepest operands first."""
-    parts = sorted(parts, key=lambda p: -p.depth)
+    """Left fold of a commutative op, deepest operands first (stable for equal depths)."""
+    if len(parts) > 1:
+        parts = sorted(parts, key=_DEPTH, reverse=True)  # reverse=True keeps ties in order
     result = parts[0]
     for part in parts[1:]:
         result = _binary(code, result, part)
@@ -205,7 +216,7 @@ def _chain(code: int, parts: list[_Code]) -> _Code:
 def _constant_value(expr: se.Basic) -> float:
     """Float64 value of an expression without free symbols (NaN when not real)."""
     if expr.is_Rational:
-        return _ratio(*expr.get_num_den())
+        return _rational_value(expr)
     try:
         value = complex(expr.n(_CONSTANT_BITS))
     except RuntimeError:  # no multi-precision evaluation (atan2): plain double
@@ -216,6 +227,12 @@ def _constant_value(expr: se.Basic) -> float:
                 f"cannot evaluate constant {type(expr).__name__} {expr}"
             ) from error
     return value.real if value.imag == 0.0 else float("nan")
+
+
+@lru_cache(maxsize=8192)
+def _rational_value(number: se.Basic) -> float:
+    """Float64 value of an exact Integer or Rational (cached: exact numbers recur)."""
+    return _ratio(*number.get_num_den())
 
 
 def _ratio(num: int, den: int = 1) -> float:
@@ -232,90 +249,107 @@ def _small_int(value: float) -> int | None:
 
 class _Compiler:
     """Emits code bottom-up; a node whose operands all emitted constants is folded
-    (evaluated by SymEngine) into one constant, so no free-symbol scans are needed."""
+    (evaluated by SymEngine) into one constant, so no free-symbol scans are needed.
+    Nodes are dispatched on their exact class (``_EMIT``); other classes take the
+    general path (``_other``)."""
+
+    __slots__ = ("index",)
 
     def __init__(self, index: dict[str, int]):
         self.index = index
 
     def emit(self, expr: se.Basic) -> _Code:
-        if expr.is_Symbol:
-            name = str(expr)
-            if name not in self.index:
-                raise UnsupportedExpression(
-                    f"free symbol {name!r} is not among the variables {sorted(self.index)}"
-                )
-            return _push(op.PUSH_VAR, self.index[name])
-        args = expr.args
-        if expr.is_Number or not args:
-            return _push(op.PUSH_CONST, _constant_value(expr))
-        kind = type(expr)
-        if kind is se.Add:
-            code = self._add(args)
-        elif kind is se.Mul:
-            code = self._mul(args)
-        elif kind is se.Pow:
-            code = self._pow(*args)
-        elif kind in _UNARY:
-            code = self.emit(args[0])
-            if code.constant is not None:
-                code = None
-            else:
-                code = code.then(*((c, 1.0 if c == op.RDIV_C else 0.0) for c in _UNARY[kind]))
-        elif kind is se.atan2:
-            left, right = self.emit(args[0]), self.emit(args[1])
-            both = left.constant is not None and right.constant is not None
-            code = None if both else _binary(op.ATAN2, left, right)
-        else:
-            name = kind.__name__
-            if name == "FunctionSymbol":
-                name = f"undefined function {expr.get_name()}"
-            raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
-        if code is None:  # no operand depends on a variable
-            return _push(op.PUSH_CONST, _constant_value(expr))
-        return code
+        method = _EMIT.get(type(expr))
+        if method is None:
+            return self._other(expr)
+        return method(self, expr)
 
-    def _add(self, terms: Sequence[se.Basic]) -> _Code | None:
+    def _symbol(self, expr: se.Basic) -> _Code:
+        name = str(expr)
+        index = self.index.get(name)
+        if index is None:
+            raise UnsupportedExpression(
+                f"free symbol {name!r} is not among the variables {sorted(self.index)}"
+            )
+        return _push_var(index)
+
+    def _constant(self, expr: se.Basic) -> _Code:
+        return _push_const(_constant_value(expr))
+
+    def _folded(self, expr: se.Basic, code: _Code | None) -> _Code:
+        """``code``, or the folded constant when no operand depends on a variable."""
+        return _push_const(_constant_value(expr)) if code is None else code
+
+    def _other(self, expr: se.Basic) -> _Code:
+        if expr.is_Symbol:
+            return self._symbol(expr)
+        if expr.is_Number or not expr.args:
+            return self._constant(expr)
+        name = type(expr).__name__
+        if name == "FunctionSymbol":
+            name = f"undefined function {expr.get_name()}"
+        raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
+
+    def _unary(self, expr: se.Basic) -> _Code:
+        code = self.emit(expr.args[0])
+        if code.constant is not None:
+            return _push_const(_constant_value(expr))
+        return code.then(*_UNARY_CODE[type(expr)])
+
+    def _atan2(self, expr: se.Basic) -> _Code:
+        y, x = expr.args
+        left, right = self.emit(y), self.emit(x)
+        if left.constant is not None and right.constant is not None:
+            return _push_const(_constant_value(expr))
+        return _binary(op.ATAN2, left, right)
+
+    def _add(self, expr: se.Basic) -> _Code:
         constants, plus, minus = [], [], []
-        for term in terms:
-            lead = term.args[0] if term.is_Mul else None
-            negative = lead is not None and lead.is_Number and _constant_value(lead) < 0
+        for term in expr.args:
+            negative = False
+            if type(term) is se.Mul:
+                lead = term.args[0]
+                negative = lead.is_Number and _constant_value(lead) < 0
             code = self.emit(-term if negative else term)
             if code.constant is not None:
                 constants.append(term)
             else:
                 (minus if negative else plus).append(code)
         if not plus and not minus:
-            return None
+            return _push_const(_constant_value(expr))
         constant = _constant_value(se.Add(*constants)) if constants else 0.0
         if not plus:  # -a - b + c  ->  c - (a + b)
             total = _chain(op.ADD, minus)
             return total.then((op.RSUB_C, constant) if constants else (op.NEG, 0.0))
         result = _chain(op.ADD, plus)
-        for part in sorted(minus, key=lambda p: -p.depth):
+        if len(minus) > 1:
+            minus = sorted(minus, key=_DEPTH, reverse=True)
+        for part in minus:
             result = _binary(op.SUB, result, part)
         return result.then((op.ADD_C, constant)) if constants else result
 
-    def _mul(self, factors: Sequence[se.Basic]) -> _Code | None:
+    def _mul(self, expr: se.Basic) -> _Code:
         constants, numerator, denominator = [], [], []
-        for factor in factors:
-            if factor.is_Pow and factor.args[1].is_Number and _constant_value(factor.args[1]) < 0:
+        for factor in expr.args:
+            if type(factor) is se.Pow:
                 base, exponent = factor.args
-                if base == se.E:  # exp(-3): a constant
-                    constants.append(factor)
+                if exponent.is_Number and _constant_value(exponent) < 0:
+                    if type(base) is _EXP1:  # exp(-3): a constant
+                        constants.append(factor)
+                        continue
+                    code = self.emit(base)
+                    if code.constant is not None:
+                        constants.append(factor)
+                    else:
+                        denominator.append(self._power(code, -exponent))
                     continue
-                code = self.emit(base)
-                if code.constant is not None:
-                    constants.append(factor)
-                else:
-                    denominator.append(self._power(code, -exponent))
+            code = self.emit(factor)
+            if code.constant is not None:
+                constants.append(factor)
             else:
-                code = self.emit(factor)
-                if code.constant is not None:
-                    constants.append(factor)
-                else:
-                    numerator.append(code)
+                numerator.append(code)
         if not numerator and not denominator:
-            return None
+            return _push_const(_constant_value(expr))
         coefficient = constants[0] if len(constants) == 1 else se.Mul(*constants)
         if coefficient.is_Rational:
             p, q = (_ratio(v) for v in coefficient.get_num_den())
@@ -324,10 +358,10 @@ class _Compiler:
         negate = p == -1.0 and numerator
         if numerator:
             top = _chain(op.MUL, numerator)
-            if p not in (1.0, -1.0):
+            if p != 1.0 and p != -1.0:
                 top = top.then((op.MUL_C, p))
         else:
-            top = _push(op.PUSH_CONST, p)
+            top = _push_const(p)
         if denominator:
             bottom = _chain(op.MUL, denominator)
             if q != 1.0:
@@ -337,26 +371,27 @@ class _Compiler:
             result = top.then((op.DIV_C, q)) if q != 1.0 else top
         return result.then((op.NEG, 0.0)) if negate else result
 
-    def _pow(self, base: se.Basic, exponent: se.Basic) -> _Code | None:
-        if base == se.E:
+    def _pow(self, expr: se.Basic) -> _Code:
+        base, exponent = expr.args
+        if type(base) is _EXP1:
             code = self.emit(exponent)
-            return None if code.constant is not None else code.then((op.EXP, 0.0))
+            return self._folded(expr, None if code.constant is not None else code.then((op.EXP, 0.0)))
         code = self.emit(base)
         if exponent.is_Number:
-            return None if code.constant is not None else self._power(code, exponent)
+            return self._folded(expr, None if code.constant is not None else self._power(code, exponent))
         power = self.emit(exponent)
         if power.constant is None:
             return _binary(op.POW, code, power)
-        return None if code.constant is not None else self._power(code, exponent)
+        return self._folded(expr, None if code.constant is not None else self._power(code, exponent))
 
     @staticmethod
     def _power(code: _Code, exponent: se.Basic) -> _Code:
         """``code ** exponent`` for an exponent without free symbols."""
-        if exponent == _THIRD:
-            return code.then((op.CBRT, 0.0))
-        if exponent == -_THIRD:
-            return code.then((op.CBRT, 0.0), (op.RDIV_C, 1.0))
         value = _constant_value(exponent)
+        if value == _THIRD_VALUE and exponent == _THIRD:
+            return code.then((op.CBRT, 0.0))
+        if value == -_THIRD_VALUE and exponent == -_THIRD:
+            return code.then((op.CBRT, 0.0), (op.RDIV_C, 1.0))
         if value == 0.5:
             return code.then((op.SQRT, 0.0))
         if value == -0.5:
@@ -369,3 +404,22 @@ class _Compiler:
         if n is not None:
             return code.then((op.POWI, float(n)))
         return code.then((op.POW_C, value))
+
+
+_EXP1 = type(se.E)
+_UNARY_CODE = {
+    kind: tuple((c, 1.0 if c == op.RDIV_C else 0.0) for c in codes) for kind, codes in _UNARY.items()
+}
+_EMIT = {
+    se.Symbol: _Compiler._symbol,
+    se.Add: _Compiler._add,
+    se.Mul: _Compiler._mul,
+    se.Pow: _Compiler._pow,
+    se.atan2: _Compiler._atan2,
+    **{kind: _Compiler._unary for kind in _UNARY},
+    **{type(number): _Compiler._constant for number in (
+        se.Integer(2), se.Integer(1), se.Integer(0), se.Integer(-1), se.Rational(1, 2), se.Rational(1, 3),
+        se.RealDouble(1.5), se.pi, se.E,
+    )},
+}
+"""Exact node class -> emitter (numbers and constants by their SymEngine classes)."""
