@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -44,53 +45,78 @@ class _Candidate:
     nodes: tuple[int, ...] = field(default_factory=tuple)
 
 
-def score_task(reference: Reference, rows: Sequence[Mapping], *,
-               settings: Settings = DEFAULT_SETTINGS) -> tuple[list[dict], list[dict]]:
-    """Score submissions to one problem: returns (score rows, probe rows)."""
-    candidates: dict[tuple, _Candidate] = {}
-    for row in rows:
-        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
-        if key not in candidates:
-            candidates[key] = _build_candidate(reference, *key, settings=settings)
-    answers = {}
-    for row in rows:
-        answers.setdefault(_text(row.get("probes")), None)
-    answers = {text: _parse_answers(reference, text) for text in answers}
+class ScoreMemo:
+    """What a worker has already scored for each task: law results by submission text
+    (and by canonical formula), probe results by answer text.  Bounded: the least
+    recently used entries are dropped.  It holds only pure results of (reference,
+    text, settings), so rows come out the same with or without it; one memo serves
+    one ``Settings``."""
 
-    expressions = {c.text: c.expr for c in candidates.values() if c.expr is not None}
-    for parsed, _ in answers.values():
+    def __init__(self, max_items: int = 200_000):
+        self._items: OrderedDict = OrderedDict()
+        self.max_items = max_items
+
+    def get(self, key):
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key, value) -> None:
+        self._items[key] = value
+        if len(self._items) > self.max_items:
+            self._items.popitem(last=False)
+
+
+def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Settings = DEFAULT_SETTINGS,
+               memo: ScoreMemo | None = None) -> tuple[list[dict], list[dict]]:
+    """Score submissions to one problem: returns (score rows, probe rows).  ``memo``
+    carries results across calls (identical submissions are scored once)."""
+    memo = ScoreMemo() if memo is None else memo
+    task = reference.problem.task_id
+    laws, probe_sets = {}, {}
+    for row in rows:
+        laws.setdefault((_text(row.get("phenomenal")), _text(row.get("mechanism"))), None)
+        probe_sets.setdefault(_text(row.get("probes")), None)
+    new_laws = {key: _build_candidate(reference, *key, settings=settings)
+                for key in laws if memo.get(("law", task, key)) is None}
+    new_answers = {text: _parse_answers(reference, text)
+                   for text in probe_sets if memo.get(("probes", task, text)) is None}
+
+    expressions = {c.text: c.expr for c in new_laws.values() if c.expr is not None}
+    for parsed, _ in new_answers.values():
         expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
     values = _evaluate(reference, expressions)
-    metrics = _law_metrics(reference, {c.text: values[c.text] for c in candidates.values()
+    metrics = _law_metrics(reference, {c.text: values[c.text] for c in new_laws.values()
                                        if c.text is not None and not isinstance(values[c.text], str)}, settings)
-    law_outcomes, judged = {}, {}
-    for key, candidate in candidates.items():
+    for key, candidate in new_laws.items():
         # phenomenal formulas that canonicalise alike share one verdict
-        shared = ("formula", candidate.text) if candidate.kind == "phenomenal" else key
-        if shared not in judged:
-            judged[shared] = _judge_law(reference, candidate, values, metrics, settings)
-        law_outcomes[key] = judged[shared]
-    probe_outcomes: dict[tuple[str, str], Verdict] = {}
+        shared = ("formula", task, candidate.text) if candidate.kind == "phenomenal" else None
+        outcome = None if shared is None else memo.get(shared)
+        if outcome is None:
+            outcome = _judge_law(reference, candidate, values, metrics, settings)
+            if shared is not None:
+                memo.put(shared, outcome)
+        memo.put(("law", task, key), (candidate, outcome))
+    for text, (parsed, error) in new_answers.items():
+        memo.put(("probes", task, text), [
+            (None if parsed.get(name) is None else str(parsed.get(name)),
+             _judge_probe(reference, name, parsed.get(name), error, values, settings))
+            for name in reference.probes])
 
     score_rows, probe_rows = [], []
     for row in rows:
-        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
-        candidate, outcome = candidates[key], law_outcomes[key]
-        parsed, answers_error = answers[_text(row.get("probes"))]
-        probe_results = []
-        for name, expected in reference.probes.items():
-            answer = parsed.get(name)
-            verdict = _judge_probe(reference, name, answer, answers_error, values, probe_outcomes, settings)
-            probe_results.append(verdict)
+        candidate, outcome = memo.get(("law", task, (_text(row.get("phenomenal")), _text(row.get("mechanism")))))
+        probe_results = memo.get(("probes", task, _text(row.get("probes"))))
+        for name, (answer, verdict) in zip(reference.probes, probe_results):
             found = None if outcome.in_mechanism is None else outcome.in_mechanism[name]
-            probe_rows.append({**_identity(row), "probe": name,
-                               "answer": None if answer is None else str(answer),
+            probe_rows.append({**_identity(row), "probe": name, "answer": answer,
                                "probe_equivalent": verdict.equivalent, "probe_verdict": verdict.provenance,
                                "probe_reason": verdict.reason,
                                "probe_counterexample": _json(verdict.counterexample),
                                "probe_in_mechanism": None if outcome.in_mechanism is None else found is not None,
                                "probe_mechanism_quantity": found})
-        score_rows.append(_score_row(reference, row, candidate, outcome, probe_results))
+        score_rows.append(_score_row(reference, row, candidate, outcome, [v for _, v in probe_results]))
     return score_rows, probe_rows
 
 
@@ -238,21 +264,19 @@ def _points(reference: Reference) -> dict[str, np.ndarray]:
     return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
 
 
-def _judge_probe(reference, name, answer, answers_error, values, cache, settings) -> Verdict:
+def _judge_probe(reference, name, answer, answers_error, values, settings) -> Verdict:
     if answers_error is not None:
         return Verdict("undecided", f"probe answers unreadable: {answers_error}")
     if answer is None:
         return Verdict("undecided", "no answer")
     if isinstance(answer, str):
         return Verdict("undecided", answer)
-    key = (name, str(answer))
-    if key not in cache:
-        predicted = values[str(answer)]
-        expected = reference.probes[name]
-        cache[key] = (Verdict("undecided", predicted) if isinstance(predicted, str) else
-                      judge(answer, expected.expr, candidate_values=predicted, reference_values=expected.values,
-                            domain=reference.domain, settings=settings, reference_mp=expected.mp))
-    return cache[key]
+    predicted = values[str(answer)]
+    if isinstance(predicted, str):
+        return Verdict("undecided", predicted)
+    expected = reference.probes[name]
+    return judge(answer, expected.expr, candidate_values=predicted, reference_values=expected.values,
+                 domain=reference.domain, settings=settings, reference_mp=expected.mp)
 
 
 def _identity(row: Mapping) -> dict:

@@ -57,3 +57,18 @@ def test_an_unreadable_probe_answer_set_fails_only_the_probes(reference):
 def test_a_law_with_the_wrong_left_hand_side_is_a_parse_error(reference):
     scores, _ = score_task(reference, [_row(0, phenomenal="S = k3*E_T")])
     assert scores[0]["status"] == "parse_error" and "left-hand side must be 'v'" in scores[0]["error"]
+
+
+def test_a_memo_across_batches_gives_the_same_rows(reference):
+    from fastscore.score import ScoreMemo
+    texts = ["v = k3*E_T*S/((k2 + k3)/k1 + S)", "v = k3*E_T*S/(k2/k1 + S)", "v = k3*E_T*S/(S + (k3 + k2)/k1)"]
+    rows = [_row(i, phenomenal=texts[i % 3], probes='{"C": "E_T*S/((k2 + k3)/k1 + S)"}') for i in range(6)]
+    rows.append(_row(6, mechanism=MM_MECHANISM))
+    alone, alone_probes = score_task(reference, rows)
+    memo = ScoreMemo(max_items=4)  # small: entries get evicted and recomputed
+    first, first_probes = score_task(reference, rows[:3], memo=memo)
+    second, second_probes = score_task(reference, rows[3:], memo=memo)
+    timing = "parse_solve_seconds"
+    assert [{k: v for k, v in r.items() if k != timing} for r in first + second] == \
+           [{k: v for k, v in r.items() if k != timing} for r in alone]
+    assert first_probes + second_probes == alone_probes

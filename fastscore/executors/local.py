@@ -5,7 +5,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
-from fastscore.score import score_task
+from fastscore.score import ScoreMemo, score_task
 from fastscore.settings import Settings
 
 WorkUnit = tuple[str, Sequence[Mapping]]
@@ -13,10 +13,12 @@ Result = tuple[list[dict], list[dict]]
 
 
 class ReferenceCache:
-    """References built on first use and kept for the life of the worker."""
+    """References built on first use and kept for the life of the worker, with the
+    worker's memory of scored submissions (``ScoreMemo``)."""
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings):
         self._problems, self._settings, self._built = problems, settings, {}
+        self.memo = ScoreMemo()
 
     def __getitem__(self, task: str) -> Reference:
         if task not in self._built:
@@ -27,7 +29,7 @@ class ReferenceCache:
 def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings) -> Iterator[Result]:
     """Score each (task, rows) unit against its reference."""
     for task, rows in units:
-        yield score_task(references[task], rows, settings=settings)
+        yield score_task(references[task], rows, settings=settings, memo=references.memo)
 
 
 class LocalExecutor:
