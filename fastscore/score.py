@@ -76,12 +76,12 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
     for row in rows:
-        laws.setdefault((_text(row.get("phenomenal")), _text(row.get("mechanism"))), None)
-        probe_sets.setdefault(_text(row.get("probes")), None)
-    new_laws = {key: _build_candidate(reference, *key, settings=settings)
-                for key in laws if memo.get(("law", task, key)) is None}
-    new_answers = {text: _parse_answers(reference, text)
-                   for text in probe_sets if memo.get(("probes", task, text)) is None}
+        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
+        laws.setdefault(key, memo.get(("law", task, key)))
+        text = _text(row.get("probes"))
+        probe_sets.setdefault(text, memo.get(("probes", task, text)))
+    new_laws = {key: _build_candidate(reference, *key, settings=settings) for key, done in laws.items() if done is None}
+    new_answers = {text: _parse_answers(reference, text) for text, done in probe_sets.items() if done is None}
 
     expressions = {c.text: c.expr for c in new_laws.values() if c.expr is not None}
     for parsed, _ in new_answers.values():
@@ -89,25 +89,28 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     values = _evaluate(reference, expressions)
     metrics = _law_metrics(reference, {c.text: values[c.text] for c in new_laws.values()
                                        if c.text is not None and not isinstance(values[c.text], str)}, settings)
+    shared_outcomes = {}
     for key, candidate in new_laws.items():
         # phenomenal formulas that canonicalise alike share one verdict
         shared = ("formula", task, candidate.text) if candidate.kind == "phenomenal" else None
-        outcome = None if shared is None else memo.get(shared)
+        outcome = None if shared is None else shared_outcomes.get(shared) or memo.get(shared)
         if outcome is None:
             outcome = _judge_law(reference, candidate, values, metrics, settings)
             if shared is not None:
+                shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
-        memo.put(("law", task, key), (candidate, outcome))
+        laws[key] = (candidate, outcome)
+        memo.put(("law", task, key), laws[key])
     for text, (parsed, error) in new_answers.items():
-        memo.put(("probes", task, text), [
-            (None if parsed.get(name) is None else str(parsed.get(name)),
-             _judge_probe(reference, name, parsed.get(name), error, values, settings))
-            for name in reference.probes])
+        probe_sets[text] = [(None if parsed.get(name) is None else str(parsed.get(name)),
+                             _judge_probe(reference, name, parsed.get(name), error, values, settings))
+                            for name in reference.probes]
+        memo.put(("probes", task, text), probe_sets[text])
 
     score_rows, probe_rows = [], []
     for row in rows:
-        candidate, outcome = memo.get(("law", task, (_text(row.get("phenomenal")), _text(row.get("mechanism")))))
-        probe_results = memo.get(("probes", task, _text(row.get("probes"))))
+        candidate, outcome = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
+        probe_results = probe_sets[_text(row.get("probes"))]
         for name, (answer, verdict) in zip(reference.probes, probe_results):
             found = None if outcome.in_mechanism is None else outcome.in_mechanism[name]
             probe_rows.append({**_identity(row), "probe": name, "answer": answer,
