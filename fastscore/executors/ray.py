@@ -1,11 +1,14 @@
 """Ray executor: the same ``score_task`` on a pool of Ray actors.
 
-- Work travels in batches of about ``batch_rows`` submissions (never one task per
-  submission); the problem set travels once through the object store.
+- Work travels in batches of up to ``batch_rows`` submissions of one task (never one
+  Ray task per submission); the problem set travels once through the object store.
+- Each task has a home worker (a stable hash), which takes its batches when it has
+  room, so each worker's memo of scored texts sees the repeats of its tasks; an idle
+  worker takes any pending batch.
 - Each actor keeps its references (law, probes, splits, points) and Numba's compiled
   kernels for its whole life.
-- At most two batches are in flight per actor, so the driver holds a bounded amount
-  of work whatever the sweep's size.
+- At most two batches are in flight per actor and four per actor wait in the driver,
+  so the driver holds a bounded amount of work whatever the sweep's size.
 - Isolation: a batch whose actor dies (crash, out of memory, killed) is split into
   single submissions, each retried on a fresh actor; one that kills its actor again
   becomes an ``eval_error`` row.  A batch that runs past its time limit has its actor
@@ -14,6 +17,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections import deque
@@ -29,6 +33,7 @@ from fastscore.problems import Problem
 from fastscore.settings import Settings
 
 IN_FLIGHT_PER_WORKER = 2
+LOOKAHEAD_PER_WORKER = 4
 
 
 @ray.remote(num_cpus=1)
@@ -87,16 +92,18 @@ class RayExecutor:
         """Results of the units, as they complete."""
         fresh = _batches(units, self._batch_rows)
         retries: deque[_Batch] = deque()
+        pending: list[_Batch] = []
         in_flight: dict = {}
         load = [0] * self._n
-        exhausted = False
         while True:
+            while len(pending) < LOOKAHEAD_PER_WORKER * self._n:
+                batch = next(fresh, None)
+                if batch is None:
+                    break
+                pending.append(batch)
             for index in range(self._n):
-                while load[index] < IN_FLIGHT_PER_WORKER:
-                    batch = retries.popleft() if retries else (None if exhausted else next(fresh, None))
-                    if batch is None:
-                        exhausted = True
-                        break
+                while load[index] < IN_FLIGHT_PER_WORKER and (retries or pending):
+                    batch = retries.popleft() if retries else pending.pop(self._choose(pending, index))
                     actor = self._actors[index]
                     in_flight[actor.score.remote(batch.units)] = (index, actor, batch, time.monotonic())
                     load[index] += 1
@@ -116,6 +123,14 @@ class RayExecutor:
                     yield from self._failed(batch, retries, "eval_error",
                                             f"scoring raised {str(error).splitlines()[-1][:200]}")
             self._enforce_time_limits(in_flight)
+
+    def _choose(self, pending: list[_Batch], index: int) -> int:
+        """The first pending batch whose task belongs to worker ``index`` (so each
+        worker's memo sees every repeat of its tasks), else the first one."""
+        for position, batch in enumerate(pending):
+            if _home(batch.units[0][0], self._n) == index:
+                return position
+        return 0
 
     def _enforce_time_limits(self, in_flight: dict) -> None:
         now = time.monotonic()
@@ -150,15 +165,12 @@ class RayExecutor:
 
 
 def _batches(units: Iterable[WorkUnit], size: int) -> Iterator[_Batch]:
-    """Group units into batches of about ``size`` rows, splitting large units."""
-    batch, count = [], 0
+    """One task per batch, at most ``size`` rows (large units are split)."""
     for task, rows in units:
         for start in range(0, len(rows), size):
-            chunk = rows[start:start + size]
-            batch.append((task, chunk))
-            count += len(chunk)
-            if count >= size:
-                yield _Batch(batch)
-                batch, count = [], 0
-    if batch:
-        yield _Batch(batch)
+            yield _Batch([(task, rows[start:start + size])])
+
+
+def _home(task: str, n: int) -> int:
+    """The worker a task prefers: stable across runs and processes."""
+    return int.from_bytes(hashlib.blake2b(task.encode(), digest_size=4).digest(), "big") % n
