@@ -34,15 +34,19 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     if a == b:
         return "identical"
     rule = _zero_rule(a, b)
-    if rule is None:
-        a1, b1 = expand_arguments(a), expand_arguments(b)
-        if a1 != a or b1 != b:
-            rule = "arguments" if a1 == b1 or _zero_rule(a1, b1) is not None else None
-    if rule is None and positive:
-        a2, b2 = (expand_arguments(rewrite_positive(expand_arguments(e), positive)) for e in (a, b))
-        if a2 == b2 or _zero_rule(a2, b2) is not None:
-            rule = "positive"
-    return rule
+    if rule is not None:
+        return rule
+    tried = (a, b)  # the last pair _zero_rule failed on: the same pair fails again
+    a1, b1 = expand_arguments(a), expand_arguments(b)
+    if a1 != a or b1 != b:
+        if a1 == b1 or _zero_rule(a1, b1) is not None:
+            return "arguments"
+        tried = (a1, b1)
+    if positive:
+        a2, b2 = (expand_arguments(rewrite_positive(e, positive)) for e in (a1, b1))
+        if a2 == b2 or ((a2, b2) != tried and _zero_rule(a2, b2) is not None):
+            return "positive"
+    return None
 
 
 @lru_cache(maxsize=1 << 16)
@@ -91,28 +95,33 @@ def _expands_to_zero(expr: se.Basic) -> bool:
 
 def expansion_size(expr: se.Basic) -> int:
     """Upper estimate of the number of terms ``se.expand(expr)`` produces."""
-    kind = type(expr).__name__
-    if kind == "Add":
-        return sum(expansion_size(a) for a in expr.args)
-    if kind == "Mul":
+    kind = type(expr)
+    if kind is se.Add:
+        return sum(expansion_size(t) if type(t) in _COMPOUND else 1 for t in expr.args)
+    if kind is se.Mul:
         size = 1
         for factor in expr.args:
-            size *= expansion_size(factor)
-            if size > MAX_EXPANDED_TERMS:
-                break
+            if type(factor) in _COMPOUND:
+                size *= expansion_size(factor)
+                if size > MAX_EXPANDED_TERMS:
+                    break
         return size
-    if kind == "Pow":
+    if kind is se.Pow:
         base, exponent = expr.args
         n = _small_integer(exponent)
-        if n is not None and n > 1:
+        if n is not None and n > 1 and type(base) in _COMPOUND:
             terms = expansion_size(base)
             return comb(n + terms - 1, terms - 1) if terms > 1 else 1
         return 1
     return 1
 
 
+_COMPOUND = frozenset((se.Add, se.Mul, se.Pow))  # the nodes whose expansion can exceed one term
+_INTEGER_CLASSES = frozenset(type(se.Integer(n)) for n in (-1, 0, 1, 2))
+
+
 def _small_integer(expr: se.Basic) -> int | None:
-    if type(expr).__name__ in ("Integer", "One", "Zero", "NegativeOne"):
+    if type(expr) in _INTEGER_CLASSES:
         return abs(int(expr))
     return None
 
