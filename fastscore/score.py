@@ -99,28 +99,34 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
             if shared is not None:
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
-        laws[key] = (candidate, outcome)
+        laws[key] = (candidate, outcome, _law_fields(reference, candidate, outcome))
         memo.put(("law", task, key), laws[key])
     for text, (parsed, error) in new_answers.items():
-        probe_sets[text] = [(None if parsed.get(name) is None else str(parsed.get(name)),
-                             _judge_probe(reference, name, parsed.get(name), error, values, settings))
+        probe_sets[text] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name), error,
+                                                                          values, settings))
                             for name in reference.probes]
         memo.put(("probes", task, text), probe_sets[text])
 
     score_rows, probe_rows = [], []
     for row in rows:
-        candidate, outcome = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
+        _, outcome, law_fields = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
         probe_results = probe_sets[_text(row.get("probes"))]
-        for name, (answer, verdict) in zip(reference.probes, probe_results):
+        identity = _identity(row)
+        for name, fields in zip(reference.probes, probe_results):
             found = None if outcome.in_mechanism is None else outcome.in_mechanism[name]
-            probe_rows.append({**_identity(row), "probe": name, "answer": answer,
-                               "probe_equivalent": verdict.equivalent, "probe_verdict": verdict.provenance,
-                               "probe_reason": verdict.reason,
-                               "probe_counterexample": _json(verdict.counterexample),
+            probe_rows.append({**identity, "probe": name, **fields,
                                "probe_in_mechanism": None if outcome.in_mechanism is None else found is not None,
                                "probe_mechanism_quantity": found})
-        score_rows.append(_score_row(reference, row, candidate, outcome, [v for _, v in probe_results]))
+        n_correct = sum(fields["probe_equivalent"] for fields in probe_results)
+        score_rows.append(_score_row(row, law_fields, len(probe_results), n_correct))
     return score_rows, probe_rows
+
+
+def _probe_fields(answer, verdict: Verdict) -> dict:
+    """The columns of a probe row that depend only on the answer (shared by repeats)."""
+    return {"answer": None if answer is None else str(answer), "probe_equivalent": verdict.equivalent,
+            "probe_verdict": verdict.provenance, "probe_reason": verdict.reason,
+            "probe_counterexample": _json(verdict.counterexample)}
 
 
 def _text(value) -> str | None:
@@ -286,18 +292,16 @@ def _identity(row: Mapping) -> dict:
     return {"config": row["config"], "run": row["run"], "task": row["task"]}
 
 
-def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcome: _LawOutcome,
-               probe_results: list[Verdict]) -> dict:
+def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcome) -> dict:
+    """The columns of a score row that depend only on the submitted law or mechanism
+    (built once per distinct submission, shared by its repeats)."""
     problem = reference.problem
     status, error = candidate.status, candidate.error
     if status == "ok" and outcome.error is not None:
         status, error = "eval_error", outcome.error
     verdict = outcome.verdict
-    n_probes = len(reference.probes)
-    n_correct = sum(v.equivalent for v in probe_results)
     nodes = candidate.nodes
-    out = {
-        **_identity(row),
+    fields = {
         "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
         "status": status, "error": error, "kind": candidate.kind,
         "p_equivalent": bool(verdict is not None and verdict.equivalent),
@@ -305,8 +309,6 @@ def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcom
         "p_reason": None if verdict is None else verdict.reason,
         "p_counterexample": None if verdict is None else _json(verdict.counterexample),
         "derived_formula": candidate.text,
-        "m_correct": None if n_probes == 0 else n_correct == n_probes,
-        "n_probes": n_probes, "n_probes_correct": n_correct,
         "n_probes_in_mechanism": None if outcome.in_mechanism is None else
         sum(v is not None for v in outcome.in_mechanism.values()),
         "complexity_mean": float(np.mean(nodes)) if nodes else None,
@@ -315,9 +317,16 @@ def _score_row(reference: Reference, row: Mapping, candidate: _Candidate, outcom
         "parse_solve_seconds": candidate.seconds,
     }
     for prefix in SCORED_SPLITS:
-        out[f"{prefix}_acc"] = bool(outcome.metrics.get(f"{prefix}_acc", False))
+        fields[f"{prefix}_acc"] = bool(outcome.metrics.get(f"{prefix}_acc", False))
         for name in METRICS:
-            out[f"{prefix}_{name}"] = outcome.metrics.get(f"{prefix}_{name}")
+            fields[f"{prefix}_{name}"] = outcome.metrics.get(f"{prefix}_{name}")
+    return fields
+
+
+def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int) -> dict:
+    out = {**_identity(row), **law_fields,
+           "m_correct": None if n_probes == 0 else n_correct == n_probes,
+           "n_probes": n_probes, "n_probes_correct": n_correct}
     for key, value in row.items():
         if key not in SUBMISSION_TEXT and key not in out:
             out[key] = value
