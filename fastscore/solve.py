@@ -26,6 +26,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import symengine as se
@@ -133,7 +134,7 @@ def _needed_steps(plan: Sequence[_Closed | _Numeric], names: Sequence[str]) -> l
     return kept[::-1]
 
 
-def _step_inputs(step: _Closed | _Numeric) -> set[str]:
+def _step_inputs(step: _Closed | _Numeric) -> frozenset[str]:
     return _names(step.expr) if isinstance(step, _Closed) else set(step.given)
 
 
@@ -169,8 +170,9 @@ def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int) -> np.nd
 # ------------------------------------------------------------- expression utils
 
 
-def _names(expr: se.Basic) -> set[str]:
-    return {s.name for s in expr.free_symbols}
+@lru_cache(maxsize=1 << 16)
+def _names(expr: se.Basic) -> frozenset[str]:
+    return frozenset(s.name for s in expr.free_symbols)
 
 
 def _add_args(expr: se.Basic) -> tuple[se.Basic, ...]:
