@@ -156,7 +156,7 @@ _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not decla
 
 _NUMBER, _NAME, _END = "number", "name", "end"
 # One match per token, absorbing the whitespace before it: groups (space, operator,
-# name, number, anything else).  '^' is power, like '**'.
+# name, number, anything else); exactly one of the last four is non-empty.  '^' is power, like '**'.
 # Operators come first because they are the most frequent tokens.
 _TOKEN_RE = re.compile(
     r"""
@@ -170,6 +170,7 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+_OPERATOR_KIND = {operator: operator for operator in ("**", "==", "-", "+", "*", "/", "(", ")", ",", "=")} | {"^": "**"}
 _NAME_RE = re.compile(r"[^\W\d]\w*")
 _NAME_EXTRA = frozenset("0123456789_")
 
@@ -197,21 +198,23 @@ def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
     text = _require_text(text, limits, "expression")
     tokens = []
     append = tokens.append
-    for match in _TOKEN_RE.finditer(text):
-        group = match.lastindex  # 2 operator, 3 name, 4 number, 5 anything else
-        value = match[group]
-        column = match.start(group) + 1
-        if group == 2:
-            append(("**" if value == "^" else value, value, column))
-        elif group == 3:
-            if not value.isascii() and (bad_at := _bad_name_char(value)) >= 0:
+    column = 1  # of the next character
+    for space, operator, name, number, other in _TOKEN_RE.findall(text):
+        column += len(space)
+        if operator:
+            append((_OPERATOR_KIND[operator], operator, column))
+            column += len(operator)
+        elif name:
+            if not name.isascii() and (bad_at := _bad_name_char(name)) >= 0:
                 column += bad_at
-                raise ParseError(f"unexpected character {value[bad_at]!r} at column {column}", column)
-            append((_NAME, value, column))
-        elif group == 4:
-            append((_NUMBER, value, column))
+                raise ParseError(f"unexpected character {name[bad_at]!r} at column {column}", column)
+            append((_NAME, name, column))
+            column += len(name)
+        elif number:
+            append((_NUMBER, number, column))
+            column += len(number)
         else:
-            raise ParseError(f"unexpected character {value!r} at column {column}", column)
+            raise ParseError(f"unexpected character {other!r} at column {column}", column)
     if not tokens:
         raise ParseError("empty expression")
     # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
@@ -260,8 +263,9 @@ def _short(expr: se.Basic, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+@lru_cache(maxsize=1024)
 def _fraction(number: se.Basic) -> tuple[int, int]:
-    """Numerator and denominator of an exact Integer/Rational."""
+    """Numerator and denominator of an exact Integer/Rational (cached: exponents recur)."""
     if isinstance(number, se.Integer):
         return int(number), 1
     return int(number.p), int(number.q)
@@ -269,7 +273,11 @@ def _fraction(number: se.Basic) -> tuple[int, int]:
 
 def _exceeds(p: int, q: int, limit: float) -> bool:
     """|p/q| > limit, exactly and without float overflow."""
-    return abs(p) > limit if q == 1 else Fraction(abs(p), q) > limit
+    if q == 1:
+        return abs(p) > limit
+    if float(limit).is_integer():  # exact in integers (q > 0)
+        return abs(p) > int(limit) * q
+    return Fraction(abs(p), q) > limit
 
 
 def _digits(number: se.Basic) -> float:
@@ -417,7 +425,11 @@ class _Parser:
     # -- grammar
 
     def _sum(self):
-        expr, const, bound, digits = self._product()
+        value = self._product()
+        kind = self.tokens[self.pos][0]
+        if kind != "+" and kind != "-":  # the common case: a single term
+            return value
+        expr, const, bound, digits = value
         while True:
             kind, _, column = self.tokens[self.pos]
             if kind != "+" and kind != "-":
@@ -432,7 +444,11 @@ class _Parser:
                 digits = self._measured_digits(expr, column)
 
     def _product(self):
-        expr, const, bound, digits = self._unary()
+        value = self._unary()
+        kind = self.tokens[self.pos][0]
+        if kind != "*" and kind != "/":  # the common case: a single factor
+            return value
+        expr, const, bound, digits = value
         while True:
             kind, _, column = self.tokens[self.pos]
             if kind != "*" and kind != "/":
