@@ -63,12 +63,24 @@ def expand_arguments(expr: se.Basic) -> se.Basic:
         return se.Mul(*args)
     if kind == "Pow":
         base, exponent = args
-        return base ** (exponent if _small_integer(exponent) is not None else _guarded_expand(exponent))
-    return expr.func(*[_guarded_expand(a) for a in args])
+        return base ** (exponent if _small_integer(exponent) is not None else guarded_expand(exponent))
+    return expr.func(*[guarded_expand(a) for a in args])
 
 
-def _guarded_expand(expr: se.Basic) -> se.Basic:
-    return se.expand(expr) if expansion_size(expr) <= MAX_EXPANDED_TERMS else expr
+def guarded_expand(expr: se.Basic, *, limit: int = MAX_EXPANDED_TERMS) -> se.Basic:
+    """``se.expand(expr)``, or ``expr`` itself when the expansion would exceed ``limit``
+    terms (SymEngine's C++ expansion cannot be interrupted)."""
+    return se.expand(expr) if expansion_size(expr) <= limit else expr
+
+
+def count_nodes(expr: se.Basic) -> int:
+    """Size of an expression tree (every node counted once per occurrence)."""
+    count, stack = 0, [expr]
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack.extend(node.args)
+    return count
 
 
 def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:

@@ -156,28 +156,32 @@ class _Recheck:
                 unreliable = np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]])
         if not unreliable.size:
             return valid
-        if unreliable.size > self.settings.max_precise_points:
-            order = self._order(unreliable)[:self.settings.max_precise_points]
-            outcome = self._check(order)
+        worst, rest = self._split_worst(unreliable)
+        outcome = self._check(worst)  # a real difference usually shows here
+        if isinstance(outcome, Verdict):
+            return outcome
+        valid += outcome[0]
+        rest = self.rng.permutation(rest)
+        if worst.size + rest.size > self.settings.max_precise_points:
+            outcome = self._check(rest[:max(0, self.settings.max_precise_points - worst.size)])
             if isinstance(outcome, Verdict):
                 return outcome
             return Verdict("undecided", f"{unreliable.size} points unreliable in float64; "
-                                        f"{order.size} re-checked at high precision agree")
-        outcome = self._check(self._order(unreliable))
+                                        f"{self.settings.max_precise_points} re-checked at high precision agree")
+        outcome = self._check(rest)
         return outcome if isinstance(outcome, Verdict) else valid + outcome[0]
 
-    def _order(self, points: np.ndarray) -> np.ndarray:
-        """The ``_EARLY_CHECKS`` worst points (largest float64 disagreement) first, the
-        others after them in random order."""
+    def _split_worst(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``_EARLY_CHECKS`` points with the largest float64 disagreement, and the others."""
         if points.size <= _EARLY_CHECKS:
-            return points
+            return points, points[:0]
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             severity = np.abs(self.a[points] - self.b[points]) / np.maximum(np.abs(self.b[points]), 1e-300)
         severity = np.where(np.isnan(severity), np.inf, severity)
         worst = np.argpartition(-severity, _EARLY_CHECKS)[:_EARLY_CHECKS]
-        rest = np.ones(points.size, dtype=bool)
-        rest[worst] = False
-        return np.concatenate([points[worst], self.rng.permutation(points[rest])])
+        others = np.ones(points.size, dtype=bool)
+        others[worst] = False
+        return points[worst], points[others]
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""

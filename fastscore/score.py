@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import symengine as se
 
+from fastscore.canonical import count_nodes
 from fastscore.equivalence import Verdict, judge
 from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
 from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
@@ -335,8 +336,3 @@ def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int)
 
 def _json(value) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True)
-
-
-def count_nodes(expr: se.Basic) -> int:
-    """Size of an expression tree (every node counted once per occurrence)."""
-    return 1 + sum(count_nodes(a) for a in expr.args)

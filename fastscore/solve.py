@@ -32,6 +32,7 @@ import numpy as np
 import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
+from fastscore.canonical import count_nodes, guarded_expand
 from fastscore.kernels import compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
 
@@ -183,11 +184,6 @@ def _mul_args(expr: se.Basic) -> tuple[se.Basic, ...]:
     return expr.args if expr.is_Mul else (expr,)
 
 
-def _size(expr: se.Basic) -> int:
-    """Node count of an expression tree."""
-    return 1 + sum(_size(a) for a in expr.args)
-
-
 def _rational(expr: se.Basic) -> Fraction | None:
     if expr.is_Rational:
         p, q = expr.get_num_den()
@@ -198,25 +194,9 @@ def _rational(expr: se.Basic) -> Fraction | None:
 _MAX_EXPANDED_TERMS = 2000
 
 
-def _expanded_terms(expr: se.Basic) -> int:
-    """An upper bound of the number of terms of ``se.expand(expr)`` (capped)."""
-    if expr.is_Add:
-        return min(sum(_expanded_terms(a) for a in expr.args), _MAX_EXPANDED_TERMS + 1)
-    if expr.is_Mul:
-        count = 1
-        for a in expr.args:
-            count = min(count * _expanded_terms(a), _MAX_EXPANDED_TERMS + 1)
-        return count
-    if expr.is_Pow and expr.args[1].is_Integer and expr.args[1] > 1:
-        base = _expanded_terms(expr.args[0])
-        return 1 if base == 1 else min(base ** min(int(expr.args[1]), 64), _MAX_EXPANDED_TERMS + 1)
-    return 1
-
-
 def _expand(expr: se.Basic) -> se.Basic:
-    """``se.expand(expr)``, or ``expr`` itself when expanding would blow up
-    (SymEngine's C++ cannot be interrupted by the budget)."""
-    return se.expand(expr) if _expanded_terms(expr) <= _MAX_EXPANDED_TERMS else expr
+    """``se.expand(expr)`` unless the expansion would blow up."""
+    return guarded_expand(expr, limit=_MAX_EXPANDED_TERMS)
 
 
 def _numerator(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
@@ -482,7 +462,7 @@ class _Solver:
                 forms = _closed_forms(lhs, rhs, se.Symbol(name))
                 if forms is None or len(forms) != 1:
                     continue
-                key = (len(_names(forms[0]) & block), _size(forms[0]))
+                key = (len(_names(forms[0]) & block), count_nodes(forms[0]))
                 if best is None or key < best[0]:
                     best = (key, i, name, forms[0])
         return None if best is None else best[1:]
