@@ -217,7 +217,7 @@ class _PartStore:
         current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
                                schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
         frame = frame.unique(subset=keys, keep="last", maintain_order=True)
-        return frame.join(current, on=["config", "run", "task"], how="semi")
+        return frame.join(current, on=["config", "run", "task"], how="semi").sort(keys)
 
     def compact(self, scores: pl.DataFrame, probes: pl.DataFrame) -> None:
         """Replace every part by one holding the final rows."""
