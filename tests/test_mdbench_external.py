@@ -1,16 +1,15 @@
 """The 72 MDBench problem files, read as they are, scored against themselves."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from external import MDBENCH, requires_mdbench
 from fastscore.problems import load_problems
 from fastscore.reference import build_reference
 from fastscore.score import score_task
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external" / "mdbench-problems"
-PROBLEMS = load_problems(EXTERNAL) if EXTERNAL.is_dir() else []
+pytestmark = requires_mdbench
+PROBLEMS = load_problems(MDBENCH) if MDBENCH.is_dir() else []
 
 
 def test_all_72_external_problems_load():

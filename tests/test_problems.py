@@ -4,12 +4,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from external import MDBENCH, requires_mdbench
 from fastscore.problems import (Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable,
                                 load_problem, load_problems)
 
-MDBENCH = Path(__file__).resolve().parents[2] / "shared" / "external" / "mdbench-problems"
-if not MDBENCH.is_dir():  # the checkout may sit elsewhere; the shared folder is fixed
-    MDBENCH = Path("/work/shared/external/mdbench-problems")
 
 BASE = {
     "problem_name": "Toy",
@@ -58,6 +56,7 @@ def variant(**changes):
 
 # --- the 72 MDBench files ---------------------------------------------------------
 
+@requires_mdbench
 def test_all_mdbench_problems_load():
     problems = load_problems(MDBENCH)
     assert len(problems) == 72
@@ -71,6 +70,7 @@ def test_all_mdbench_problems_load():
         assert problem.n_mutations is None and not problem.is_original
 
 
+@requires_mdbench
 def test_mdbench_file_read_as_written():
     problem = load_problem(MDBENCH / "bound-particle-orbital-radius-variant3.yaml", root=MDBENCH)
     assert problem.task_id == "bound-particle-orbital-radius-variant3"
@@ -91,6 +91,7 @@ def test_mdbench_file_read_as_written():
     assert problem.known_names == ("m", "q", "eps", "hbar")
 
 
+@requires_mdbench
 def test_mdbench_numbers_written_as_yaml_strings_and_pi_constant():
     # rho's range is written 5.0e2 / 1.5e3, which YAML 1.1 reads as strings
     problem = load_problem(MDBENCH / "narrow-tube-liquid-rise-original.yaml", root=MDBENCH)
@@ -100,6 +101,7 @@ def test_mdbench_numbers_written_as_yaml_strings_and_pi_constant():
     assert "π" in problem.known_names
 
 
+@requires_mdbench
 def test_mdbench_auxiliary_inputs_are_observed():
     problems = [p for p in load_problems(MDBENCH) if p.auxiliary_inputs]
     problem = problems[0]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import symengine as se
 
+from external import MDBENCH, requires_mdbench
 from fastscore.data import sample_inputs
 from fastscore.kernels import compile_tape, evaluate
 from fastscore.kernels.roots import compile_block, solve_block
@@ -15,7 +16,7 @@ from fastscore.parse import parse_equation
 from fastscore.problems import load_problems
 from fastscore.solve import SolveError, solve_mechanism
 
-PROBLEMS = Path(__file__).resolve().parents[2] / "shared" / "external" / "mdbench-problems"
+PROBLEMS = MDBENCH
 N = 200
 x, y, a = se.Symbol("x"), se.Symbol("y"), se.Symbol("a")
 
@@ -51,10 +52,12 @@ def _a_points(low=1.0, high=2.0):
 TASKS = sorted(p.stem for p in PROBLEMS.glob("*.yaml"))
 
 
+@requires_mdbench
 def test_all_reference_problems_are_present():
     assert len(TASKS) == 72
 
 
+@requires_mdbench
 @pytest.mark.parametrize("task", TASKS)
 def test_reference_mechanism_derives_the_stated_law(problems, task):
     problem = problems[task]
@@ -68,6 +71,7 @@ def test_reference_mechanism_derives_the_stated_law(problems, task):
         np.testing.assert_allclose(_values(solution.law, points), expected, rtol=1e-6)
 
 
+@requires_mdbench
 @pytest.mark.parametrize("task", ["bound-particle-orbital-radius-variant2", "narrow-tube-liquid-rise-variant1"])
 def test_numeric_in_mdbench_gets_a_closed_form_by_quadratic_solving(problems, task):
     problem = problems[task]
@@ -78,6 +82,7 @@ def test_numeric_in_mdbench_gets_a_closed_form_by_quadratic_solving(problems, ta
     np.testing.assert_allclose(_values(solution.law, points), _values(law, points), rtol=1e-6)
 
 
+@requires_mdbench
 def test_intermediates_get_closed_forms_in_the_knowns(problems):
     # bound orbit: L = hbar and L = m v r, so v = hbar / (m r) at the derived r
     problem = problems["bound-particle-orbital-radius-variant2"]
@@ -89,6 +94,7 @@ def test_intermediates_get_closed_forms_in_the_knowns(problems):
     np.testing.assert_allclose(_values(solution.expressions["B"], points), 5.0e4)
 
 
+@requires_mdbench
 def test_shuffled_equations_and_renamed_intermediates_give_the_same_law(problems):
     rng = np.random.default_rng(7)
     for task in ("enzyme-reaction-rate-variant1", "atmosphere-surface-equilibrium-temperature-variant4",
