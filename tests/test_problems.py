@@ -1,5 +1,4 @@
 """Problem loading: the 72 MDBench files as they are, fastscore's fields, and field-level errors."""
-from pathlib import Path
 
 import pytest
 import yaml

@@ -2,7 +2,6 @@
 for under-/over-determined, inconsistent and runaway systems; branch choice; the
 numeric root kernel on systems with known roots."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
