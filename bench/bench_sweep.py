@@ -81,7 +81,8 @@ class TreeMemory:
 
     def __init__(self, root: int, interval: float = 0.5):
         self.root, self.interval = root, interval
-        self.peak_kib, self.peak_processes, self.loads = 0, 0, []
+        self.peak_kib, self.peak_processes, self.peak_at, self.loads = 0, 0, 0.0, []
+        self._started = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -91,6 +92,7 @@ class TreeMemory:
             total = sum(_pss_kib(pid) for pid in pids)
             if total > self.peak_kib:
                 self.peak_kib, self.peak_processes = total, len(pids)
+                self.peak_at = time.monotonic() - self._started
             self.loads.append(os.getloadavg()[0])
             self._stop.wait(self.interval)
 
@@ -154,10 +156,20 @@ def planted_disagreements(out: Path) -> int:
     return bad.select(pl.len()).collect().item()
 
 
+def code_version() -> str:
+    """The checkout's commit, with ``+dirty`` when fastscore's or the kernels' files differ from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "fastscore", "kernels")
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
+
+
 def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | None, problems: Path) -> dict:
     """Score ``sweep`` once in this process; the measurements as a dict."""
     from fastscore.run import score_sweep
 
+    version = code_version()
     load_before = os.getloadavg()
     started = time.perf_counter()
     with TreeMemory(os.getpid()) as memory:
@@ -171,11 +183,11 @@ def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | N
         "subs_per_s": info["rows"] / seconds, "unique": info["unique"], "unique_per_s": info["unique"] / seconds,
         "batch_unique": info["batch_unique"],
         "duplicate_rate": info["duplicate_rate"], "peak_tree_pss_mib": memory.peak_kib / 1024,
-        "peak_tree_processes": memory.peak_processes, "maxrss_self_mib": own / 1024,
+        "peak_tree_processes": memory.peak_processes, "peak_at": memory.peak_at / seconds, "maxrss_self_mib": own / 1024,
         "maxrss_children_mib": children / 1024, "load_before": load_before[0],
         "load_mean": sum(memory.loads) / max(1, len(memory.loads)), "load_after": os.getloadavg()[0],
         "disagreements": planted_disagreements(out), "status": meta["counts"]["status"],
-        "generate_seconds": info["generate_seconds"],
+        "generate_seconds": info["generate_seconds"], "commit": version,
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
     }
 
@@ -208,6 +220,10 @@ def _records(path: Path) -> list[dict]:
     return [latest[key] for key in sorted(latest)]
 
 
+def _at(record: dict) -> str:
+    return f", at {record['peak_at']:.0%}" if "peak_at" in record else ""
+
+
 def render(workdir: Path) -> str:
     """``sweep.md``: the latest case per (size, executor), the commands, the profile."""
     records = _records(workdir / "results.jsonl")
@@ -223,22 +239,24 @@ def render(workdir: Path) -> str:
         "",
         "Target: 1,000,000 submissions in under 15 minutes (1,111 subs/s) with peak memory under 4 GB. "
         "`1M min` is the time 1M rows would take at the measured rate. `peak tree PSS` covers the "
-        "case process and all its descendants (Ray's GCS, raylet, workers); `maxrss children` only "
+        "case process and all its descendants (Ray's GCS, raylet, workers), with the process count "
+        "and the moment of the peak as a share of the wall time; `maxrss children` only "
         "counts children already waited for, so not Ray's workers. `≠ planted`: rows whose status or "
-        "verdict differs from the sweep's planted truth.",
+        "verdict differs from the sweep's planted truth. `commit`: the code scored (`+dirty`: with "
+        "uncommitted changes to fastscore or the kernels, as others work in the same checkout).",
         "",
         "| rows | executor | unique (per read batch) | dup. rate | wall s | subs/s | unique subs/s | 1M min "
-        "| peak tree PSS MiB | maxrss self / children MiB | load before / mean / after | ≠ planted | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| peak tree PSS MiB | maxrss self / children MiB | load before / mean / after | ≠ planted | commit | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
             f"| {r['size']:,} | {r['executor']}{'' if not r.get('workers') else ' ×' + str(r['workers'])} "
             f"| {r['unique']:,} ({r.get('batch_unique', r['unique']):,}) | {r['duplicate_rate']:.2f} | {r['seconds']:.0f} | {r['subs_per_s']:.0f} "
-            f"| {r['unique_per_s']:.0f} | {1e6 / r['subs_per_s'] / 60:.0f} | {r['peak_tree_pss_mib']:.0f} ({r['peak_tree_processes']} proc.) "
+            f"| {r['unique_per_s']:.0f} | {1e6 / r['subs_per_s'] / 60:.0f} | {r['peak_tree_pss_mib']:.0f} ({r['peak_tree_processes']} proc.{_at(r)}) "
             f"| {r['maxrss_self_mib']:.0f} / {r['maxrss_children_mib']:.0f} "
             f"| {r['load_before']:.1f} / {r['load_mean']:.1f} / {r['load_after']:.1f} | {r['disagreements']} "
-            f"| {r['date']} |")
+            f"| {r.get('commit', '?')} | {r['date']} |")
     commands = sorted({r["command"] for r in records if r.get("command")})
     if commands:
         lines += ["", "Commands:", ""] + [f"- `{c}`" for c in commands]
