@@ -166,7 +166,8 @@ def _approximate_rows(sweep) -> int:
 
 class _PartStore:
     """Result parts on disk: written atomically as numbered Parquet files, read back
-    newest-wins per cell, compacted into one part at the end of a run."""
+    newest-wins per cell.  A run that resumed from earlier parts compacts them into
+    one part at its end; a fresh run's parts hold each cell once and stay as written."""
 
     STATE = "state.json"
 
@@ -179,6 +180,7 @@ class _PartStore:
         state_file.write_text(json.dumps(dict(state), sort_keys=True))
         self.buffers = {"scores": [], "probes": []}
         existing = sorted(folder.glob("scores-*.parquet"))
+        self.resumed = bool(existing)
         self.count = 1 + max((int(p.stem.split("-")[1]) for p in existing), default=-1)
         self.done = {}
         for path in existing:
@@ -212,15 +214,19 @@ class _PartStore:
         files = sorted(self.folder.glob(f"{kind}-*.parquet"))
         if not files:
             return tables.frame([], schema)
-        frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+        frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed", rechunk=False)
         keys = ["config", "run", "task"] + (["probe"] if kind == "probes" else [])
-        current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
-                               schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
-        frame = frame.unique(subset=keys, keep="last", maintain_order=True)
-        return frame.join(current, on=["config", "run", "task"], how="semi").sort(keys)
+        if self.resumed:  # older parts may hold stale rows, or cells no longer in the sweep
+            current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
+                                   schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
+            frame = frame.unique(subset=keys, keep="last", maintain_order=True)
+            frame = frame.join(current, on=["config", "run", "task"], how="semi")
+        return frame.sort(keys)
 
     def compact(self, scores: pl.DataFrame, probes: pl.DataFrame) -> None:
-        """Replace every part by one holding the final rows."""
+        """After a resumed run, replace every part by one holding the final rows."""
+        if not self.resumed:
+            return
         stale = sorted(self.folder.glob("*-*.parquet"))
         self._write(probes, f"probes-{self.count:06d}")
         self._write(scores, f"scores-{self.count:06d}")
