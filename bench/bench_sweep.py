@@ -33,6 +33,7 @@ import os
 import platform
 import pstats
 import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -170,6 +171,7 @@ def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | N
     from fastscore.run import score_sweep
 
     version = code_version()
+    shutil.rmtree(out, ignore_errors=True)  # score_sweep resumes from an earlier run's parts
     load_before = os.getloadavg()
     started = time.perf_counter()
     with TreeMemory(os.getpid()) as memory:
@@ -187,6 +189,7 @@ def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | N
         "maxrss_children_mib": children / 1024, "load_before": load_before[0],
         "load_mean": sum(memory.loads) / max(1, len(memory.loads)), "load_after": os.getloadavg()[0],
         "disagreements": planted_disagreements(out), "status": meta["counts"]["status"],
+        "scored_cells": meta["counts"]["scored_cells"],
         "generate_seconds": info["generate_seconds"], "commit": version,
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
     }
@@ -209,15 +212,19 @@ def run_profile(sweep: Path, out: Path, problems: Path, top: int = 25) -> str:
 
 # --- the report --------------------------------------------------------------------------------
 
-def _records(path: Path) -> list[dict]:
+def _records(path: Path) -> tuple[list[dict], list[dict]]:
+    """(the latest record per (size, executor), the earlier ones)."""
     if not path.exists():
-        return []
-    latest = {}
+        return [], []
+    latest, earlier = {}, []
     for line in path.read_text().splitlines():
         if line.strip():
             record = json.loads(line)
-            latest[(record["size"], record["executor"])] = record
-    return [latest[key] for key in sorted(latest)]
+            key = (record["size"], record["executor"])
+            if key in latest:
+                earlier.append(latest[key])
+            latest[key] = record
+    return [latest[key] for key in sorted(latest)], earlier
 
 
 def _at(record: dict) -> str:
@@ -226,7 +233,7 @@ def _at(record: dict) -> str:
 
 def render(workdir: Path) -> str:
     """``sweep.md``: the latest case per (size, executor), the commands, the profile."""
-    records = _records(workdir / "results.jsonl")
+    records, earlier = _records(workdir / "results.jsonl")
     lines = [
         "# Sweep benchmark",
         "",
@@ -257,7 +264,14 @@ def render(workdir: Path) -> str:
             f"| {r['maxrss_self_mib']:.0f} / {r['maxrss_children_mib']:.0f} "
             f"| {r['load_before']:.1f} / {r['load_mean']:.1f} / {r['load_after']:.1f} | {r['disagreements']} "
             f"| {r.get('commit', '?')} | {r['date']} |")
-    commands = sorted({r["command"] for r in records if r.get("command")})
+    if earlier:
+        lines += ["", "Earlier runs of the same cases (older code; the scorer changes fast):", "",
+                  "| rows | executor | wall s | subs/s | peak tree PSS MiB | load mean | ≠ planted | commit | date |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['size']:,} | {r['executor']} | {r['seconds']:.0f} | {r['subs_per_s']:.0f} "
+                  f"| {r['peak_tree_pss_mib']:.0f} | {r['load_mean']:.1f} | {r['disagreements']} "
+                  f"| {r.get('commit', '?')} | {r['date']} |" for r in earlier]
+    commands = sorted({r["command"] for r in records + earlier if r.get("command")})
     if commands:
         lines += ["", "Commands:", ""] + [f"- `{c}`" for c in commands]
     profile = workdir / "profile.txt"
