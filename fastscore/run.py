@@ -85,12 +85,14 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
             raise SweepError(f"no row of {sweep} names a task of the problem set "
                              f"(e.g. {next(iter(tally.unknown_tasks))!r})")
         raise SweepError(f"{sweep}: the sweep has no submissions")
-    scores = _with_missing(parts.read("scores", tables.SCORE_SCHEMA, tally.cells), by_task, tally)
-    probes = parts.read("probes", tables.PROBE_SCHEMA, tally.cells)
-    parts.compact(scores.filter(pl.col("status") != "missing"), probes)
+    # the tables are streamed from the parts to disk; only the columns the summary
+    # needs are loaded, so the end of a large sweep holds no full copy of its rows
+    missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
+    parts.scan("scores", tally.cells, extra=missing).sink_parquet(out / "scores.parquet")
+    parts.scan("probes", tally.cells).sink_parquet(out / "probes.parquet")
+    parts.compact(out / "scores.parquet", out / "probes.parquet")
+    scores = _summary_columns(out / "scores.parquet")
     summary, strata = tables.summary(scores), tables.strata(scores)
-    scores.write_parquet(out / "scores.parquet")
-    probes.write_parquet(out / "probes.parquet")
     summary.write_parquet(out / "summary.parquet")
     strata.write_parquet(out / "strata.parquet")
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
@@ -209,42 +211,52 @@ class _PartStore:
         frame.write_parquet(temporary)
         os.replace(temporary, self.folder / f"{stem}.parquet")
 
-    def read(self, kind: str, schema, cells: Mapping[tuple, str]) -> pl.DataFrame:
-        """All rows of the current sweep's cells, the newest part winning per cell."""
-        files = sorted(self.folder.glob(f"{kind}-*.parquet"))
-        if not files:
-            return tables.frame([], schema)
-        frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed", rechunk=False)
+    def scan(self, kind: str, cells: Mapping[tuple, str], *, extra: pl.DataFrame | None = None) -> pl.LazyFrame:
+        """All rows of the current sweep's cells (the newest part winning per cell after
+        a resume), plus ``extra``, sorted by cell."""
+        frames = [pl.scan_parquet(f) for f in sorted(self.folder.glob(f"{kind}-*.parquet"))]
         keys = ["config", "run", "task"] + (["probe"] if kind == "probes" else [])
+        schema = tables.SCORE_SCHEMA if kind == "scores" else tables.PROBE_SCHEMA
+        frame = pl.concat(frames, how="diagonal_relaxed") if frames else tables.frame([], schema).lazy()
         if self.resumed:  # older parts may hold stale rows, or cells no longer in the sweep
             current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
                                    schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
             frame = frame.unique(subset=keys, keep="last", maintain_order=True)
-            frame = frame.join(current, on=["config", "run", "task"], how="semi")
+            frame = frame.join(current.lazy(), on=["config", "run", "task"], how="semi")
+        if extra is not None and extra.height:
+            frame = pl.concat([frame, extra.lazy()], how="diagonal_relaxed")
         return frame.sort(keys)
 
-    def compact(self, scores: pl.DataFrame, probes: pl.DataFrame) -> None:
+    def compact(self, scores: Path, probes: Path) -> None:
         """After a resumed run, replace every part by one holding the final rows."""
         if not self.resumed:
             return
         stale = sorted(self.folder.glob("*-*.parquet"))
-        self._write(probes, f"probes-{self.count:06d}")
-        self._write(scores, f"scores-{self.count:06d}")
+        for kind, path in (("probes", probes), ("scores", scores)):
+            temporary = self.folder / f"{kind}-{self.count:06d}.tmp"
+            frame = pl.scan_parquet(path)
+            if kind == "scores":
+                frame = frame.filter(pl.col("status") != "missing")
+            frame.sink_parquet(temporary)
+            os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
         for path in stale:
             path.unlink()
 
 
-def _with_missing(scores: pl.DataFrame, by_task, tally: _Tally) -> pl.DataFrame:
-    """Add a ``missing`` row for every cell of the expected grid with no submission."""
-    missing = []
-    for config, run in sorted(tally.config_runs):
-        for task, problem in by_task.items():
-            if (config, run, task) not in tally.cells:
-                missing.append(tables.failed_row({"config": config, "run": run, "task": task}, problem,
-                                                 status="missing", error="no submission"))
-    if missing:
-        scores = pl.concat([scores, tables.frame(missing, tables.SCORE_SCHEMA)], how="diagonal_relaxed")
-    return scores.sort("config", "run", "task")
+def _missing_rows(by_task, tally: _Tally) -> list[dict]:
+    """A ``missing`` row for every cell of the expected grid with no submission."""
+    return [tables.failed_row({"config": config, "run": run, "task": task}, problem,
+                              status="missing", error="no submission")
+            for config, run in sorted(tally.config_runs) for task, problem in by_task.items()
+            if (config, run, task) not in tally.cells]
+
+
+def _summary_columns(path: Path) -> pl.DataFrame:
+    """The columns of a scores table that the summary, strata and meta need."""
+    schema = pl.read_parquet_schema(path)
+    wanted = [name for name, dtype in schema.items()
+              if name in tables.SUMMARY_INPUTS or (name not in tables.SCORE_SCHEMA and dtype.is_numeric())]
+    return pl.read_parquet(path, columns=wanted)
 
 
 def _progress(enabled: bool | None):

@@ -35,6 +35,9 @@ SCORE_SCHEMA = {
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
     "parse_solve_seconds": pl.Float64, "submission_sha": pl.Utf8,
 }
+# the score columns summary() and strata() read
+SUMMARY_INPUTS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
+                  "m_correct", "n_probes", "id_acc", "ood_acc")
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
     "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,
