@@ -19,8 +19,9 @@ Run: ``python bench/bench_sweep.py --sizes 10000,100000 --executors local,ray``
   top functions.
 
 Results accumulate in ``WORKDIR/results.jsonl`` (one line per case; the latest per
-(size, executor) is shown), so a long case can run later, in the background, and be
-added to the same table.
+(size, executor) is shown, earlier ones in a history table), so a long case can run
+later, in the background, and be added to the same table. ``WORKDIR/notes.md``, if
+present, is shown as the findings; ``--sizes ""`` only re-renders.
 """
 from __future__ import annotations
 
@@ -274,6 +275,9 @@ def render(workdir: Path) -> str:
     commands = sorted({r["command"] for r in records + earlier if r.get("command")})
     if commands:
         lines += ["", "Commands:", ""] + [f"- `{c}`" for c in commands]
+    notes = workdir / "notes.md"
+    if notes.exists():
+        lines += ["", "## Findings", "", notes.read_text().strip()]
     profile = workdir / "profile.txt"
     if profile.exists():
         lines += ["", "## Profile", "", "cProfile of an in-process run "
