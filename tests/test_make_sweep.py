@@ -8,12 +8,12 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from external import MDBENCH as EXTERNAL, requires_mdbench
 
 from fastscore.problems import load_problems
 from fastscore.run import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTERNAL = ROOT.parent / "shared" / "external" / "mdbench-problems"
 EXAMPLE = ROOT / "problems" / "example"
 
 _spec = importlib.util.spec_from_file_location("make_sweep", ROOT / "scripts" / "make_sweep.py")
@@ -37,7 +37,7 @@ def _disagreements(scores: pl.DataFrame) -> pl.DataFrame:
         "task", "status", "error", "p_equivalent", "p_verdict", "m_correct", "planted_kind", "planted_detail")
 
 
-@pytest.mark.skipif(not EXTERNAL.is_dir(), reason="MDBench problems not present")
+@requires_mdbench
 def test_fastscore_reproduces_the_planted_truth_on_300_rows_over_the_72_mdbench_problems(tmp_path):
     stats = make_sweep.write_sweep(EXTERNAL, tmp_path / "sweep.parquet", rows=300, seed=11)
     assert (stats.rows, stats.tasks) == (300, 72)
@@ -101,7 +101,7 @@ def test_decimal_constants_use_17_significant_digits():
         "2 * 3.1415926535897931 * sqrt(r**3 / (6.6742999999999994e-11 * M))"
 
 
-@pytest.mark.skipif(not EXTERNAL.is_dir(), reason="MDBench problems not present")
+@requires_mdbench
 def test_difference_check_rejects_a_mutation_below_tolerance():
     problem = next(p for p in load_problems(EXTERNAL)
                    if p.task_id == "compact-object-characteristic-luminosity-variant1")
