@@ -47,8 +47,9 @@ class _Candidate:
 
 
 class ScoreMemo:
-    """What a worker has already scored for each task: law results by submission text
-    (and by canonical formula), probe results by answer text.  Bounded: the least
+    """What a worker has already scored for each task: the row columns of each
+    submission text (and verdicts by canonical formula), probe results by answer text;
+    never the parsed expressions or solutions, so it stays small.  Bounded: the least
     recently used entries are dropped.  It holds only pure results of (reference,
     text, settings), so rows come out the same with or without it; one memo serves
     one ``Settings``."""
@@ -100,8 +101,9 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
             if shared is not None:
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
-        laws[key] = (candidate, outcome, _law_fields(reference, candidate, outcome))
-        memo.put(("law", task, key), laws[key])
+        laws[key] = (outcome.in_mechanism, _law_fields(reference, candidate, outcome))
+        if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
+            memo.put(("law", task, key), laws[key])
     for text, (parsed, error) in new_answers.items():
         probe_sets[text] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name), error,
                                                                           values, settings))
@@ -110,13 +112,13 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
 
     score_rows, probe_rows = [], []
     for row in rows:
-        _, outcome, law_fields = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
+        in_mechanism, law_fields = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
         probe_results = probe_sets[_text(row.get("probes"))]
         identity = _identity(row)
         for name, fields in zip(reference.probes, probe_results):
-            found = None if outcome.in_mechanism is None else outcome.in_mechanism[name]
+            found = None if in_mechanism is None else in_mechanism[name]
             probe_rows.append({**identity, "probe": name, **fields,
-                               "probe_in_mechanism": None if outcome.in_mechanism is None else found is not None,
+                               "probe_in_mechanism": None if in_mechanism is None else found is not None,
                                "probe_mechanism_quantity": found})
         n_correct = sum(fields["probe_equivalent"] for fields in probe_results)
         score_rows.append(_score_row(row, law_fields, len(probe_results), n_correct))
@@ -258,6 +260,8 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
 def _probes_in_mechanism(reference: Reference, solution, settings: Settings) -> dict[str, str | None]:
     """For each reference probe, the internal quantity of a submitted mechanism that is
     equivalent to it (whatever the submitter named it), or None."""
+    if not reference.probes:
+        return {}
     target = reference.problem.target.name
     internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
     values = solution.values(internal, _points(reference)) if internal else {}

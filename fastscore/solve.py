@@ -19,6 +19,7 @@ Dulmage-Mendelsohn style decomposition) and solved block by block:
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import threading
@@ -682,8 +683,29 @@ def solve_mechanism(
     ``points``: sample values of every known over the valid domain, used for branch
     choice, consistency and residual checks and numeric blocks.  Raises
     ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
-    systems and when ``budget`` seconds are exceeded.
+    systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  Neither
+    Numba's first compilation nor a garbage-collector pause (which grows with the
+    caller's heap) is charged to the budget.
     """
+    warm_up()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _solve_mechanism(equations, knowns=knowns, target=target, points=points, budget=budget)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _solve_mechanism(
+    equations: Sequence[tuple[se.Basic, se.Basic]],
+    *,
+    knowns: Collection[str],
+    target: str,
+    points: Mapping[str, np.ndarray],
+    budget: float = 2.0,
+) -> Solution:
+    """``solve_mechanism`` without its set-up (see there)."""
     known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
@@ -695,7 +717,6 @@ def solve_mechanism(
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
-    warm_up()  # kernel compilation is not charged to the budget
     solver = _Solver(known, points, budget)
     matching = _match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())

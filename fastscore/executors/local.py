@@ -1,6 +1,7 @@
 """In-process executor: scores work units one after another in this process."""
 from __future__ import annotations
 
+import gc
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from fastscore.problems import Problem
@@ -23,6 +24,7 @@ class ReferenceCache:
     def __getitem__(self, task: str) -> Reference:
         if task not in self._built:
             self._built[task] = build_reference(self._problems[task], settings=self._settings)
+            gc.freeze()  # long-lived objects leave the collector's scans: no growing pauses
         return self._built[task]
 
 
