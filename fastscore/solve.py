@@ -691,22 +691,14 @@ def solve_mechanism(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _solve_mechanism(equations, knowns=knowns, target=target, points=points, budget=budget)
+        return _solve_mechanism(equations, set(knowns), target, points, budget)
     finally:
         if collecting:
             gc.enable()
 
 
-def _solve_mechanism(
-    equations: Sequence[tuple[se.Basic, se.Basic]],
-    *,
-    knowns: Collection[str],
-    target: str,
-    points: Mapping[str, np.ndarray],
-    budget: float = 2.0,
-) -> Solution:
+def _solve_mechanism(equations, known: set[str], target: str, points, budget: float) -> Solution:
     """``solve_mechanism`` without its set-up (see there)."""
-    known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
     for lhs, rhs in equations:
