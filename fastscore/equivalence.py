@@ -9,15 +9,19 @@ The ladder, for one pair:
    absolute tolerance).  A point is *unreliable* in float64 when the sides disagree,
    when only one side is finite, or when both are exactly zero (cancellation can turn
    two different values into 0.0).
-2. **high precision**: every unreliable point is re-evaluated with mpmath at
-   ``precision_digits`` digits: the worst few first, so a real difference shows at
-   once, then the rest.  Points undefined on both sides in float64 are sampled
-   (``invalid_samples``); if any of them is defined at high precision (an overflow),
-   all of them are re-checked.  A confirmed disagreement, or a point defined on one
-   side only, gives ``different`` with the point as counterexample.
-3. **proof**: a pair that agrees everywhere is handed to ``fastscore.canonical`` for an
+2. **certified difference**: at the unreliable points where the sides disagree most,
+   the candidate is re-run with a running error bound (``kernels.bounds``; the
+   reference's bounds are computed once per problem).  A disagreement far larger than
+   both bounds is not a float64 artefact: ``different``, with that point.
+3. **high precision**: every other unreliable point is re-evaluated with SymEngine
+   MPFR / mpmath at ``precision_digits`` digits: the worst few first, so a real
+   difference shows at once, then the rest.  Points undefined on both sides in float64
+   are sampled (``invalid_samples``); if any of them is defined at high precision (an
+   overflow), all of them are re-checked.  A confirmed disagreement, or a point
+   defined on one side only, gives ``different`` with the point as counterexample.
+4. **proof**: a pair that agrees everywhere is handed to ``fastscore.canonical`` for an
    exact argument: ``proven`` if one is found, else ``numeric``.
-4. ``undecided`` when fewer than ``min_finite_points`` valid points remain, or more
+5. ``undecided`` when fewer than ``min_finite_points`` valid points remain, or more
    unreliable points than ``max_precise_points`` (all points, by default) could be
    re-checked.
 
@@ -26,19 +30,22 @@ The ladder, for one pair:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from functools import cached_property
+from typing import Mapping
 
 import numpy as np
 import symengine as se
 
 from fastscore.canonical import prove_equal
-from fastscore.kernels import compile_tape, evaluate
-from fastscore.precision import compile_mp, evaluate_mp
+from fastscore.kernels import Tape, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
 PROVENANCES = ("proven", "numeric", "different", "undecided")
 EQUIVALENT = frozenset({"proven", "numeric"})
 _EARLY_CHECKS = 8
+CERTAINTY = 4.0
+"""Safety factor on the error bounds of a certified difference (step 2)."""
 
 
 @dataclass(frozen=True)
@@ -71,45 +78,62 @@ class Domain:
 
     def point(self, index: int) -> dict[str, float]:
         """Values of every name at one point."""
-        return {name: float(self.points[row, index]) for row, name in enumerate(self.names)}
+        return dict(zip(self.names, self.points[:, index].tolist()))
+
+
+@dataclass(frozen=True, eq=False)
+class Quantity:
+    """One side of a comparison.
+
+    expr: the expression, or None for a law known only by its values (a mechanism
+    solved numerically: its float64 disagreements stand and no proof is tried);
+    values: float64 values at every point of the domain;
+    tape: the compiled expression, when at hand (certified differences, step 2);
+    errors: error bounds of ``values`` at every point, when computed in advance (the
+    reference side: once per problem, see ``bounded``).
+    """
+
+    expr: se.Basic | None
+    values: np.ndarray
+    tape: Tape | None = None
+    errors: np.ndarray | None = None
+
+    @classmethod
+    def bounded(cls, expr: se.Basic, domain: Domain) -> Quantity:
+        """``expr`` evaluated at every point of ``domain``, with error bounds."""
+        tape = compile_tape(expr, domain.names)
+        values, errors = evaluate_bounded(tape, domain.points, np.arange(domain.points.shape[1]))
+        return cls(expr, values, tape, errors)
+
+    @cached_property
+    def mp(self) -> Precise:
+        """The high-precision evaluator of ``expr`` (built on first use)."""
+        return Precise(self.expr)
 
 
 def compare(candidate: se.Basic, reference: se.Basic, *, domain: Domain,
             settings: Settings = DEFAULT_SETTINGS) -> Verdict:
     """Judge ``candidate ≡ reference`` over ``domain`` (evaluates both sides)."""
-    values = evaluate([compile_tape(e, domain.names) for e in (candidate, reference)], domain.points)
-    return judge(candidate, reference, candidate_values=values[0], reference_values=values[1],
+    tape = compile_tape(candidate, domain.names)
+    return judge(Quantity(candidate, evaluate(tape, domain.points), tape), Quantity.bounded(reference, domain),
                  domain=domain, settings=settings)
 
 
-def judge(candidate: se.Basic | None, reference: se.Basic, *, candidate_values: np.ndarray,
-          reference_values: np.ndarray, domain: Domain, settings: Settings = DEFAULT_SETTINGS,
-          reference_mp=None) -> Verdict:
-    """Judge a pair from its float64 values at ``domain.points`` (see module doc).
-
-    ``candidate`` may be None for a derived law known only by its values (a mechanism
-    solved numerically): then float64 disagreements stand and no proof is tried.
-    ``reference_mp`` optionally passes the reference's precompiled high-precision
-    evaluator (``fastscore.precision.compile_mp``) so it is built once per problem.
-    """
-    a, b = np.asarray(candidate_values, float), np.asarray(reference_values, float)
-    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
-    both = finite_a & finite_b
-    close = both & agree(a, b, settings)
-    if candidate is None:
-        wrong = np.flatnonzero((finite_a != finite_b) | (both & ~close))
-        if wrong.size:
-            return _different(int(wrong[0]), float(a[wrong[0]]), float(b[wrong[0]]), domain)
-        n_valid = int(close.sum())
+def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
+          settings: Settings = DEFAULT_SETTINGS) -> Verdict:
+    """Judge a pair from its values at ``domain.points`` (see module doc)."""
+    n_trusted, unreliable, invalid = screen(candidate.values, reference.values, rtol=settings.rtol)
+    if candidate.expr is None:
+        if unreliable.size:
+            index = int(unreliable[0])
+            return _different(index, float(candidate.values[index]), float(reference.values[index]), domain)
+        n_valid = n_trusted
     else:
-        trusted = close & ~((a == 0) & (b == 0))  # 0 == 0 may be cancellation on both sides
-        unreliable = np.flatnonzero((finite_a != finite_b) | (both & ~trusted))
-        invalid = np.flatnonzero(~finite_a & ~finite_b)
-        outcome = _Recheck(candidate, reference, reference_mp, a, b, domain, settings).run(unreliable, invalid)
+        outcome = _Recheck(candidate, reference, domain, settings).run(unreliable, invalid)
         if isinstance(outcome, Verdict):
             return outcome
-        n_valid = int(trusted.sum()) + outcome
-        rule = prove_equal(candidate, reference, positive=domain.positive)
+        n_valid = n_trusted + outcome
+        rule = prove_equal(candidate.expr, reference.expr, positive=domain.positive)
         if rule is not None:
             return Verdict("proven", rule)
     if n_valid < settings.min_finite_points:
@@ -123,13 +147,16 @@ def agree(a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
         return np.abs(a - b) <= settings.rtol * np.maximum(np.abs(a), np.abs(b))
 
 
-class _Recheck:
-    """High-precision re-evaluation of the points float64 cannot settle."""
+def _agree(a: float, b: float, rtol: float) -> bool:
+    return abs(a - b) <= rtol * max(abs(a), abs(b))
 
-    def __init__(self, candidate, reference, reference_mp, a, b, domain: Domain, settings: Settings):
-        self.candidate, self.reference, self.reference_mp = candidate, reference, reference_mp
-        self.a, self.b, self.domain, self.settings = a, b, domain, settings
-        self.candidate_mp = None
+
+class _Recheck:
+    """The points float64 cannot settle: certified differences, then high precision."""
+
+    def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, settings: Settings):
+        self.candidate, self.reference = candidate, reference
+        self.domain, self.settings = domain, settings
         self._rng = None
 
     @property
@@ -141,9 +168,13 @@ class _Recheck:
     def run(self, unreliable: np.ndarray, invalid: np.ndarray) -> Verdict | int:
         """A ``different``/``undecided`` verdict, or the number of points found valid
         and agreeing.  Unreliable points: the worst few first (a real difference shows
-        at once), then the rest in random order.  Points undefined on both sides: a
-        random sample; if one of them is defined at high precision (float64 overflow),
-        all of them are re-checked."""
+        at once, certified by error bounds when possible), then the rest in random
+        order.  Points undefined on both sides: a random sample; if one of them is
+        defined at high precision (float64 overflow), all of them are re-checked."""
+        worst_points, rest = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
+        certified = self._certified(worst_points)
+        if certified is not None:
+            return certified
         valid = 0
         if invalid.size:
             shuffled = self.rng.permutation(invalid)
@@ -153,54 +184,56 @@ class _Recheck:
                 return outcome
             valid += outcome[0]
             if outcome[1]:  # an overflow in float64: every undefined point is in doubt
-                unreliable = np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]])
-        if not unreliable.size:
+                worst_points, rest = worst(self.candidate.values, self.reference.values,
+                                           np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]]),
+                                           _EARLY_CHECKS)
+        if not worst_points.size:
             return valid
-        worst, rest = self._split_worst(unreliable)
-        outcome = self._check(worst)  # a real difference usually shows here
+        outcome = self._check(worst_points)  # a real difference usually shows here
         if isinstance(outcome, Verdict):
             return outcome
         valid += outcome[0]
         rest = self.rng.permutation(rest)
-        if worst.size + rest.size > self.settings.max_precise_points:
-            outcome = self._check(rest[:max(0, self.settings.max_precise_points - worst.size)])
+        n_unreliable = worst_points.size + rest.size
+        if n_unreliable > self.settings.max_precise_points:
+            outcome = self._check(rest[:max(0, self.settings.max_precise_points - worst_points.size)])
             if isinstance(outcome, Verdict):
                 return outcome
-            return Verdict("undecided", f"{unreliable.size} points unreliable in float64; "
+            return Verdict("undecided", f"{n_unreliable} points unreliable in float64; "
                                         f"{self.settings.max_precise_points} re-checked at high precision agree")
         outcome = self._check(rest)
         return outcome if isinstance(outcome, Verdict) else valid + outcome[0]
 
-    def _split_worst(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ``_EARLY_CHECKS`` points with the largest float64 disagreement, and the others."""
-        if points.size <= _EARLY_CHECKS:
-            return points, points[:0]
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            severity = np.abs(self.a[points] - self.b[points]) / np.maximum(np.abs(self.b[points]), 1e-300)
-        severity = np.where(np.isnan(severity), np.inf, severity)
-        worst = np.argpartition(-severity, _EARLY_CHECKS)[:_EARLY_CHECKS]
-        others = np.ones(points.size, dtype=bool)
-        others[worst] = False
-        return points[worst], points[others]
+    def _certified(self, points: np.ndarray) -> Verdict | None:
+        """``different`` at the first of ``points`` where the sides disagree by far more
+        than their float64 error bounds, or None."""
+        tape, errors = self.candidate.tape, self.reference.errors
+        if tape is None or errors is None or not points.size:
+            return None
+        values, bounds = evaluate_bounded(tape, self.domain.points, points)
+        rtol = self.settings.rtol
+        for index, a, ea in zip(points.tolist(), values.tolist(), bounds.tolist()):
+            b, eb = float(self.reference.values[index]), float(errors[index])
+            margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
+            if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
+                return _different(index, a, b, self.domain)
+        return None
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""
         valid, defined = 0, False
-        digits = self.settings.precision_digits
-        for index in points:
-            if self.candidate_mp is None:
-                self.candidate_mp = compile_mp(self.candidate)
-                self.reference_mp = self.reference_mp or compile_mp(self.reference)
-            point = self.domain.point(int(index))
-            va = evaluate_mp(self.candidate_mp, point, digits=digits)
-            vb = evaluate_mp(self.reference_mp, point, digits=digits)
+        digits, rtol = self.settings.precision_digits, self.settings.rtol
+        for index in points.tolist():
+            point = self.domain.point(index)
+            va = self.candidate.mp.value(point, digits=digits)
+            vb = self.reference.mp.value(point, digits=digits)
             if not np.isfinite(va) and not np.isfinite(vb):
                 continue
             defined = True
-            if np.isfinite(va) and np.isfinite(vb) and agree(np.array(va), np.array(vb), self.settings):
+            if np.isfinite(va) and np.isfinite(vb) and _agree(va, vb, rtol):
                 valid += 1
                 continue
-            return _different(int(index), va, vb, self.domain)
+            return _different(index, va, vb, self.domain)
         return valid, defined
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from decimal import Decimal
+from functools import lru_cache
 
 import mpmath
 import symengine as se
@@ -46,8 +47,7 @@ class Precise:
     def value(self, point: Mapping[str, float], *, digits: int) -> float:
         """The value at ``point``, rounded to float; NaN unless finite and real."""
         bits = int(digits * 3.33) + 8
-        exact = {symbol: se.RealMPFR(str(Decimal(float(point[name]))), bits)
-                 for name, symbol in self.symbols.items()}
+        exact = {symbol: _exact(float(point[name]), bits) for name, symbol in self.symbols.items()}
         try:
             result = self.expr.xreplace(exact)
             if type(result).__name__ not in _REAL_NUMBERS:
@@ -76,15 +76,11 @@ class Precise:
             return float(value)
 
 
-def compile_mp(expr: se.Basic) -> Precise:
-    """``expr`` prepared for ``evaluate_mp``."""
-    return Precise(expr)
-
-
-def evaluate_mp(evaluator: Precise, point: Mapping[str, float], *, digits: int) -> float:
-    """Value of a prepared expression at one point with ``digits`` significant digits,
-    rounded to float; NaN where the value is not a finite real number."""
-    return evaluator.value(point, digits=digits)
+@lru_cache(maxsize=1 << 14)
+def _exact(value: float, bits: int) -> se.RealMPFR:
+    """The float64 ``value`` exactly, as an MPFR number of ``bits`` bits (cached: the
+    same domain points are re-checked for many submissions)."""
+    return se.RealMPFR(str(Decimal(value)), bits)
 
 
 def compile_mp_tree(expr: se.Basic) -> Evaluator:

@@ -11,10 +11,9 @@ import numpy as np
 import symengine as se
 
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
-from fastscore.equivalence import Domain
+from fastscore.equivalence import Domain, Quantity
 from fastscore.kernels import compile_tape, evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
-from fastscore.precision import Precise, compile_mp
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import Solution, SolveError, solve_mechanism
@@ -27,24 +26,14 @@ class ProblemFormulaError(ValueError):
 
 
 @dataclass(frozen=True)
-class Expected:
-    """One reference quantity: expression, its high-precision evaluator and its values
-    at every point of the domain."""
-
-    expr: se.Basic
-    mp: Precise
-    values: np.ndarray
-
-
-@dataclass(frozen=True)
 class Reference:
     """Everything needed to score submissions to one problem."""
 
     problem: Problem
     knowns: tuple[str, ...]
     constants: Mapping[se.Basic, se.Basic]
-    law: Expected
-    probes: Mapping[str, Expected]
+    law: Quantity
+    probes: Mapping[str, Quantity]
     mechanism: Solution | None
     mechanism_error: str | None
     domain: Domain
@@ -119,12 +108,9 @@ def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
     positive |= frozenset(name for name, value in constant_values.items() if value > 0)
     domain = Domain(names=names, points=points, sampled=sampled, positive=positive)
 
-    def expected(expr: se.Basic) -> Expected:
-        return Expected(expr, compile_mp(expr), evaluate(compile_tape(expr, names), points))
-
-    probes = {probe.name: expected(_probe_expression(problem, probe, knowns, constants, mechanism))
+    probes = {probe.name: Quantity.bounded(_probe_expression(problem, probe, knowns, constants, mechanism), domain)
               for probe in problem.probes}
-    return Reference(problem=problem, knowns=knowns, constants=constants, law=expected(law),
+    return Reference(problem=problem, knowns=knowns, constants=constants, law=Quantity.bounded(law, domain),
                      probes=probes, mechanism=mechanism, mechanism_error=mechanism_error, domain=domain, segments=segments, splits=splits)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.canonical import count_nodes
-from fastscore.equivalence import Verdict, judge
+from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
 from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
 from fastscore.reference import Reference, read_expression
@@ -89,7 +89,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     for parsed, _ in new_answers.values():
         expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
     values = _evaluate(reference, expressions)
-    metrics = _law_metrics(reference, {c.text: values[c.text] for c in new_laws.values()
+    metrics = _law_metrics(reference, {c.text: values[c.text].values for c in new_laws.values()
                                        if c.text is not None and not isinstance(values[c.text], str)}, settings)
     shared_outcomes = {}
     for key, candidate in new_laws.items():
@@ -196,9 +196,9 @@ def _parse_answers(reference: Reference, text: str | None) -> tuple[dict, str | 
     return parsed, None
 
 
-def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict[str, np.ndarray | str]:
-    """Values of every distinct expression at the reference points (one kernel batch);
-    an expression the kernel cannot compile maps to its error text."""
+def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict[str, Quantity | str]:
+    """Every distinct expression with its values at the reference points (one kernel
+    batch); an expression the kernel cannot compile maps to its error text."""
     tapes, keys, values = [], [], {}
     for key, expr in expressions.items():
         try:
@@ -208,7 +208,7 @@ def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict
             values[key] = f"cannot evaluate: {error}"
     if tapes:
         matrix = evaluate(tapes, reference.domain.points)
-        values.update(zip(keys, matrix))
+        values.update((key, Quantity(expressions[key], row, tape)) for key, row, tape in zip(keys, matrix, tapes))
     return values
 
 
@@ -247,11 +247,9 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
         law_metrics = metrics[candidate.text]
     else:  # a mechanism solved numerically: values only
         target = reference.problem.target.name
-        predicted = candidate.solution.values([target], _points(reference))[target]
-        law_metrics = _law_metrics(reference, {target: predicted}, settings)[target]
-    verdict = judge(candidate.expr, reference.law.expr, candidate_values=predicted,
-                    reference_values=reference.law.values, domain=reference.domain,
-                    settings=settings, reference_mp=reference.law.mp)
+        predicted = Quantity(None, candidate.solution.values([target], _points(reference))[target])
+        law_metrics = _law_metrics(reference, {target: predicted.values}, settings)[target]
+    verdict = judge(predicted, reference.law, domain=reference.domain, settings=settings)
     metrics = law_metrics
     in_mechanism = None if candidate.solution is None else _probes_in_mechanism(reference, candidate.solution, settings)
     return _LawOutcome(verdict=verdict, metrics=metrics, in_mechanism=in_mechanism)
@@ -268,9 +266,8 @@ def _probes_in_mechanism(reference: Reference, solution, settings: Settings) -> 
     found = {}
     for probe, expected in reference.probes.items():
         found[probe] = next((name for name in internal if judge(
-            solution.expressions.get(name), expected.expr, candidate_values=values[name],
-            reference_values=expected.values, domain=reference.domain, settings=settings,
-            reference_mp=expected.mp).equivalent), None)
+            Quantity(solution.expressions.get(name), values[name]), expected, domain=reference.domain,
+            settings=settings).equivalent), None)
     return found
 
 
@@ -288,9 +285,7 @@ def _judge_probe(reference, name, answer, answers_error, values, settings) -> Ve
     predicted = values[str(answer)]
     if isinstance(predicted, str):
         return Verdict("undecided", predicted)
-    expected = reference.probes[name]
-    return judge(answer, expected.expr, candidate_values=predicted, reference_values=expected.values,
-                 domain=reference.domain, settings=settings, reference_mp=expected.mp)
+    return judge(predicted, reference.probes[name], domain=reference.domain, settings=settings)
 
 
 def _identity(row: Mapping) -> dict:

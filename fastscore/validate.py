@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import symengine as se
 
-from fastscore.equivalence import agree, judge
+from fastscore.equivalence import Quantity, agree, judge
 from fastscore.kernels import compile_tape, evaluate
 from fastscore.parse import symbol
 from fastscore.problems import Problem
@@ -57,9 +57,7 @@ def validate_problem(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS)
     findings = [Finding(task, "mechanism", True, "closed form" if solution.law is not None else
                         f"numeric root finding for {', '.join(solution.numeric)}")]
     derived = _values(reference, problem.target.name)
-    verdict = judge(solution.law, reference.law.expr, candidate_values=derived,
-                    reference_values=reference.law.values, domain=reference.domain, settings=settings,
-                    reference_mp=reference.law.mp)
+    verdict = judge(Quantity(solution.law, derived), reference.law, domain=reference.domain, settings=settings)
     findings.append(Finding(task, "law", verdict.equivalent, f"{verdict.provenance}: {verdict.reason}"))
     for name, expected in reference.probes.items():
         findings.append(_check_probe(reference, name, expected, settings))
@@ -77,14 +75,12 @@ def _check_probe(reference: Reference, name: str, expected, settings: Settings) 
     if name not in solution.expressions and name not in solution.numeric:
         return Finding(task, check, False, "not an internal quantity of the mechanism")
     mechanism_values = _values(reference, name)
-    verdict = judge(solution.expressions.get(name), expected.expr, candidate_values=mechanism_values,
-                    reference_values=expected.values, domain=reference.domain, settings=settings,
-                    reference_mp=expected.mp)
+    verdict = judge(Quantity(solution.expressions.get(name), mechanism_values), expected,
+                    domain=reference.domain, settings=settings)
     if not verdict.equivalent:
         return Finding(task, check, False, f"formula disagrees with the mechanism: {verdict.provenance}: "
                                            f"{verdict.reason}")
-    same_as_law = judge(expected.expr, reference.law.expr, candidate_values=expected.values,
-                        reference_values=reference.law.values, domain=reference.domain, settings=settings)
+    same_as_law = judge(expected, reference.law, domain=reference.domain, settings=settings)
     if same_as_law.equivalent:
         return Finding(task, check, False, "the probe is the target law itself")
     finite = expected.values[np.isfinite(expected.values)]

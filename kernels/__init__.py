@@ -1,10 +1,13 @@
-"""Numba kernels: postfix tapes, batch evaluation, root finding, split metrics.
+"""Numba kernels: postfix tapes, batch evaluation, error bounds, the equivalence
+screen, root finding, split metrics.
 
 Installed as ``fastscore.kernels`` (see README).  Kernels know nothing of problems
 or files: arrays in, arrays out."""
 
+from .bounds import evaluate_bounded
 from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
+from .screen import screen, worst
 from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
 from .warm import warm_up
 
@@ -16,7 +19,10 @@ __all__ = [
     "accuracy",
     "compile_tape",
     "evaluate",
+    "evaluate_bounded",
     "pack",
+    "screen",
     "split_metrics",
     "warm_up",
+    "worst",
 ]

@@ -1,0 +1,101 @@
+"""The float64 screen of the equivalence check: one pass over two rows of values.
+
+``screen(a, b, rtol=...)`` sorts every point into one of three groups:
+
+- *trusted*: both finite, ``|a - b| <= rtol * max(|a|, |b|)``, and not both exactly 0
+  (two zeros may both be cancellation);
+- *unreliable*: finite on one side only, or both finite and not trusted;
+- *invalid*: not finite on either side.
+
+``worst(a, b, points, k)`` orders the ``k`` points of ``points`` with the largest
+relative disagreement first (a point that is NaN on one side counts as infinitely
+far), so that a real difference is looked at first.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import kernel
+
+TINY = 1e-300
+"""Floor of ``|b|`` in the relative disagreement of ``worst``."""
+
+
+def screen(a: np.ndarray, b: np.ndarray, *, rtol: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """(number of trusted points, indices of unreliable points, indices of invalid points)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"value rows of shapes {a.shape} and {b.shape} cannot be compared")
+    unreliable = np.empty(a.size, dtype=np.int64)
+    invalid = np.empty(a.size, dtype=np.int64)
+    n_trusted, n_unreliable, n_invalid = _screen(a, b, rtol, unreliable, invalid)
+    return n_trusted, unreliable[:n_unreliable], invalid[:n_invalid]
+
+
+def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` points of ``points`` where ``a`` and ``b`` disagree most (largest
+    first), and the other points (in their original order)."""
+    points = np.ascontiguousarray(points, dtype=np.int64)
+    if points.size <= k:
+        order = _order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
+                       points, points.size)
+        return points[order], points[:0]
+    order = _order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64), points, k)
+    others = np.ones(points.size, dtype=np.bool_)
+    others[order] = False
+    return points[order], points[others]
+
+
+@kernel
+def _screen(a, b, rtol, unreliable, invalid):
+    n_trusted = 0
+    n_unreliable = 0
+    n_invalid = 0
+    for i in range(a.size):
+        x, y = a[i], b[i]
+        finite_x, finite_y = math.isfinite(x), math.isfinite(y)
+        if finite_x and finite_y:
+            if abs(x - y) <= rtol * max(abs(x), abs(y)) and not (x == 0.0 and y == 0.0):
+                n_trusted += 1
+            else:
+                unreliable[n_unreliable] = i
+                n_unreliable += 1
+        elif finite_x or finite_y:
+            unreliable[n_unreliable] = i
+            n_unreliable += 1
+        else:
+            invalid[n_invalid] = i
+            n_invalid += 1
+    return n_trusted, n_unreliable, n_invalid
+
+
+@kernel
+def _severity(x, y):
+    s = abs(x - y) / max(abs(y), TINY)
+    return math.inf if math.isnan(s) else s
+
+
+@kernel
+def _order(a, b, points, k):
+    """Positions in ``points`` of its ``k`` most severe points, most severe first
+    (ties keep the earlier point first)."""
+    chosen = np.empty(k, dtype=np.int64)
+    score = np.empty(k)
+    n = 0
+    for j in range(points.size):
+        s = _severity(a[points[j]], b[points[j]])
+        if n < k:
+            n += 1
+        elif s <= score[k - 1]:
+            continue
+        i = n - 1  # insertion into the sorted head
+        while i > 0 and score[i - 1] < s:
+            chosen[i] = chosen[i - 1]
+            score[i] = score[i - 1]
+            i -= 1
+        chosen[i] = j
+        score[i] = s
+    return chosen

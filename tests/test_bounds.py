@@ -1,0 +1,144 @@
+"""Error-bounded evaluation (``kernels.bounds``) and the float64 screen (``kernels.screen``).
+
+The bounds are checked against an independent 50-digit mpmath evaluation of the
+corpus formulas (``tests/verdict_corpus.py``, which never uses fastscore): wherever a
+bound is finite it must hold, and where float64 loses its digits (cancellation,
+underflow) the bound must say so.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from fastscore.equivalence import Domain, Quantity, judge
+from fastscore.kernels import compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.parse import parse_expression
+from fastscore.precision import Precise
+from verdict_corpus import CASES, DIGITS, mp_value, sample
+
+POINTS_PER_FORMULA = 12
+
+
+def _formulas():
+    seen = set()
+    for case in CASES:
+        for text in (case.candidate, case.reference):
+            if (text, case.names) not in seen:
+                seen.add((text, case.names))
+                yield case, text
+
+
+def test_bounds_hold_against_high_precision_on_the_corpus():
+    """Every finite bound covers the true error; values equal the batch kernel's."""
+    checked = finite = 0
+    for index, (case, text) in enumerate(_formulas()):
+        tape = compile_tape(parse_expression(text, names=case.names), case.names)
+        points = sample(case, POINTS_PER_FORMULA, seed=index)
+        values, bounds = evaluate_bounded(tape, points, np.arange(POINTS_PER_FORMULA))
+        np.testing.assert_array_equal(values, evaluate(tape, points))  # bit for bit, NaN where NaN
+        with mpmath.workdps(DIGITS):
+            for j in range(POINTS_PER_FORMULA):
+                exact = mp_value(text, {n: mpmath.mpf(float(points[i, j])) for i, n in enumerate(case.names)})
+                checked += 1
+                if exact is None or not math.isfinite(bounds[j]):
+                    continue
+                finite += 1
+                error = abs(mpmath.mpf(values[j]) - exact)
+                slack = abs(exact) * mpmath.mpf(10) ** (5 - DIGITS)  # the mpmath value's own rounding
+                assert error <= bounds[j] + slack, (text, points[:, j], values[j], float(exact), bounds[j])
+    assert finite > 0.8 * checked  # bounds are known almost everywhere on ordinary formulas
+
+
+def _bounded(text: str, names: tuple[str, ...], **point: float) -> tuple[float, float]:
+    tape = compile_tape(parse_expression(text, names=names), names)
+    X = np.array([[point[n]] for n in names])
+    values, bounds = evaluate_bounded(tape, X, np.array([0]))
+    return float(values[0]), float(bounds[0])
+
+
+def test_cancellation_gets_a_large_bound():
+    """m*c**2*(1/sqrt(1 - v**2/c**2) - 1) at small v: float64 keeps no digit; the bound
+    must not claim otherwise (true value ~ m*v**2/2 = 5e-17)."""
+    value, bound = _bounded("m*c**2*(1/sqrt(1 - v**2/c**2) - 1)", ("m", "c", "v"), m=1.0, c=3e8, v=1e-8)
+    assert abs(value - 5e-17) > 1e-17  # float64 is far off here ...
+    assert bound >= abs(value - 5e-17)  # ... and the bound covers it
+
+
+def test_underflow_in_a_product_is_not_exact():
+    """h*exp(-x) = 9e-331 underflows to 0.0: the bound must cover the lost value."""
+    value, bound = _bounded("h*exp(-x)", ("h", "x"), h=6.6e-34, x=684.0)
+    exact = 6.6e-34 * mpmath.exp(-684)
+    assert value == 0.0
+    assert bound >= exact
+
+
+def test_ordinary_formula_has_a_tight_bound():
+    value, bound = _bounded("G*M*m/r**2", ("G", "M", "m", "r"), G=6.674e-11, M=5.97e24, m=70.0, r=6.37e6)
+    assert 0 < bound < 1e-14 * abs(value)
+
+
+def test_domain_edges_have_unknown_bounds():
+    """Where an uncertain operand sits on a function's edge, no bound is claimed."""
+    # sqrt(x - y) with x - y = 0 computed exactly from exact inputs: exact
+    assert _bounded("sqrt(x - y)", ("x", "y"), x=2.0, y=2.0) == (0.0, 0.0)
+    # x*y - z rounds to 0.0 but is truly -2.8e-17: sqrt of an uncertain 0
+    assert _bounded("sqrt(x*y - z)", ("x", "y", "z"), x=3.0, y=0.1, z=3.0 * 0.1)[1] == math.inf
+    # log of a rounded product next to 1: the result has no reliable relative accuracy
+    assert _bounded("log(x*y)", ("x", "y"), x=3.0, y=(1 + 1e-12) / 3)[1] == math.inf
+
+
+def test_screen_sorts_points():
+    a = np.array([1.0, 2.0, 0.0, np.nan, 5.0, np.inf, np.nan, 1e-300])
+    b = np.array([1.0 + 1e-9, 2.1, 0.0, 3.0, np.nan, np.inf, np.nan, 1.0000001e-300])
+    n_trusted, unreliable, invalid = screen(a, b, rtol=1e-6)
+    assert n_trusted == 2  # points 0 and 7 (relative agreement, however small the values)
+    assert unreliable.tolist() == [1, 2, 3, 4]  # disagreement, 0 == 0, one side finite (twice)
+    assert invalid.tolist() == [5, 6]
+
+
+def test_worst_puts_the_largest_disagreement_first():
+    a = np.array([1.0, 2.0, 3.0, np.nan, 10.0])
+    b = np.array([1.1, 2.0, 1.0, 1.0, 1.0])
+    first, rest = worst(a, b, np.array([0, 1, 2, 3, 4]), 3)
+    assert first.tolist() == [3, 4, 2]  # NaN on one side, then relative 9, then 2
+    assert rest.tolist() == [0, 1]
+    first, rest = worst(a, b, np.array([2, 0]), 8)
+    assert first.tolist() == [2, 0] and rest.size == 0
+
+
+def test_certified_difference_needs_no_high_precision(monkeypatch):
+    """A clear disagreement at a well-conditioned point is settled by the bounds alone."""
+    names = ("x", "y")
+    rng = np.random.default_rng(3)
+    domain = Domain(names=names, points=rng.uniform(1, 2, (2, 300)), sampled=names, positive=frozenset(names))
+    candidate = parse_expression("x*y + 1e-3*x", names=names)
+    reference = Quantity.bounded(parse_expression("x*y", names=names), domain)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("high precision used")
+
+    monkeypatch.setattr(Precise, "value", forbidden)
+    tape = compile_tape(candidate, names)
+    verdict = judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+    assert verdict.provenance == "different"
+    example = verdict.counterexample
+    x, y = example["x"], example["y"]
+    assert example["candidate"] == pytest.approx(x * y + 1e-3 * x, rel=1e-12)
+    assert example["reference"] == pytest.approx(x * y, rel=1e-12)
+
+
+def test_cancellation_difference_is_confirmed_at_high_precision():
+    """Float64 says the sides differ (cancellation), the bounds cannot certify it, and
+    high precision finds them equal: the pair is equivalent."""
+    names = ("m", "c", "v")
+    points = np.array([[1.0] * 40, [3e8] * 40, np.geomspace(1e-3, 1e3, 40)])
+    domain = Domain(names=names, points=points, sampled=("v",), positive=frozenset(names))
+    candidate = parse_expression("m*c**2*(1/sqrt(1 - v**2/c**2) - 1)", names=names)
+    tape = compile_tape(candidate, names)
+    reference = Quantity.bounded(parse_expression("m*c**2*(1 - sqrt(1 - v**2/c**2))/sqrt(1 - v**2/c**2)",
+                                                  names=names), domain)
+    verdict = judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+    assert verdict.equivalent, verdict
