@@ -171,8 +171,8 @@ class _Recheck:
         at once, certified by error bounds when possible), then the rest in random
         order.  Points undefined on both sides: a random sample; if one of them is
         defined at high precision (float64 overflow), all of them are re-checked."""
-        worst_points, rest = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
-        certified = self._certified(worst_points)
+        top = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
+        certified = self._certified(top)
         if certified is not None:
             return certified
         valid = 0
@@ -184,22 +184,20 @@ class _Recheck:
                 return outcome
             valid += outcome[0]
             if outcome[1]:  # an overflow in float64: every undefined point is in doubt
-                worst_points, rest = worst(self.candidate.values, self.reference.values,
-                                           np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]]),
-                                           _EARLY_CHECKS)
-        if not worst_points.size:
+                unreliable = np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]])
+                top = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
+        if not unreliable.size:
             return valid
-        outcome = self._check(worst_points)  # a real difference usually shows here
+        outcome = self._check(top)  # a real difference usually shows here
         if isinstance(outcome, Verdict):
             return outcome
         valid += outcome[0]
-        rest = self.rng.permutation(rest)
-        n_unreliable = worst_points.size + rest.size
-        if n_unreliable > self.settings.max_precise_points:
-            outcome = self._check(rest[:max(0, self.settings.max_precise_points - worst_points.size)])
+        rest = self.rng.permutation(np.setdiff1d(unreliable, top, assume_unique=True))
+        if unreliable.size > self.settings.max_precise_points:
+            outcome = self._check(rest[:max(0, self.settings.max_precise_points - top.size)])
             if isinstance(outcome, Verdict):
                 return outcome
-            return Verdict("undecided", f"{n_unreliable} points unreliable in float64; "
+            return Verdict("undecided", f"{unreliable.size} points unreliable in float64; "
                                         f"{self.settings.max_precise_points} re-checked at high precision agree")
         outcome = self._check(rest)
         return outcome if isinstance(outcome, Verdict) else valid + outcome[0]

@@ -311,7 +311,7 @@ def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcom
         "derived_formula": candidate.text,
         "n_probes_in_mechanism": None if outcome.in_mechanism is None else
         sum(v is not None for v in outcome.in_mechanism.values()),
-        "complexity_mean": float(np.mean(nodes)) if nodes else None,
+        "complexity_mean": sum(nodes) / len(nodes) if nodes else None,
         "complexity_max": max(nodes) if nodes else None,
         "complexity_total": sum(nodes) if nodes else None,
         "parse_solve_seconds": candidate.seconds,

@@ -7,8 +7,8 @@
 - *unreliable*: finite on one side only, or both finite and not trusted;
 - *invalid*: not finite on either side.
 
-``worst(a, b, points, k)`` orders the ``k`` points of ``points`` with the largest
-relative disagreement first (a point that is NaN on one side counts as infinitely
+``worst(a, b, points, k)`` picks the ``k`` points of ``points`` with the largest
+relative disagreement, largest first (a point that is NaN on one side counts as infinitely
 far), so that a real difference is looked at first.
 """
 from __future__ import annotations
@@ -29,28 +29,21 @@ def screen(a: np.ndarray, b: np.ndarray, *, rtol: float) -> tuple[int, np.ndarra
     b = np.ascontiguousarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"value rows of shapes {a.shape} and {b.shape} cannot be compared")
-    unreliable = np.empty(a.size, dtype=np.int64)
-    invalid = np.empty(a.size, dtype=np.int64)
-    n_trusted, n_unreliable, n_invalid = _screen(a, b, rtol, unreliable, invalid)
-    return n_trusted, unreliable[:n_unreliable], invalid[:n_invalid]
+    return _screen(a, b, rtol)
 
 
-def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` points of ``points`` where ``a`` and ``b`` disagree most (largest
-    first), and the other points (in their original order)."""
+def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) ``k`` points of ``points`` where ``a`` and ``b`` disagree most,
+    largest disagreement first."""
     points = np.ascontiguousarray(points, dtype=np.int64)
-    if points.size <= k:
-        order = _order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
-                       points, points.size)
-        return points[order], points[:0]
-    order = _order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64), points, k)
-    others = np.ones(points.size, dtype=np.bool_)
-    others[order] = False
-    return points[order], points[others]
+    return points[_order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
+                         points, min(k, points.size))]
 
 
 @kernel
-def _screen(a, b, rtol, unreliable, invalid):
+def _screen(a, b, rtol):
+    unreliable = np.empty(a.size, dtype=np.int64)
+    invalid = np.empty(a.size, dtype=np.int64)
     n_trusted = 0
     n_unreliable = 0
     n_invalid = 0
@@ -69,7 +62,7 @@ def _screen(a, b, rtol, unreliable, invalid):
         else:
             invalid[n_invalid] = i
             n_invalid += 1
-    return n_trusted, n_unreliable, n_invalid
+    return n_trusted, unreliable[:n_unreliable], invalid[:n_invalid]
 
 
 @kernel
