@@ -230,10 +230,10 @@ def _law_metrics(reference: Reference, predictions: Mapping[str, np.ndarray],
     matrix = np.vstack([predictions[key] for key in keys])
     for prefix, split in SCORED_SPLITS.items():
         result = split_metrics(matrix[:, reference.columns(split)], reference.observed(split))
-        passed = accuracy(result["max_rel_err"], tol=settings.acc_tol)
+        columns = {f"{prefix}_{name}": result[name].tolist() for name in METRICS}
+        columns[f"{prefix}_acc"] = accuracy(result["max_rel_err"], tol=settings.acc_tol).tolist()
         for row, key in enumerate(keys):
-            out[key].update({f"{prefix}_{name}": float(result[name][row]) for name in METRICS})
-            out[key][f"{prefix}_acc"] = bool(passed[row])
+            out[key].update({name: values[row] for name, values in columns.items()})
     return out
 
 
