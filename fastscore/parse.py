@@ -154,24 +154,18 @@ _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not decla
 
 # --------------------------------------------------------------------------- tokens
 
-_NUMBER, _NAME, _END = "number", "name", "end"
-# One match per token, absorbing the whitespace before it: groups (space, operator,
-# name, number, anything else); exactly one of the last four is non-empty.  '^' is power, like '**'.
-# Operators come first because they are the most frequent tokens.
-_TOKEN_RE = re.compile(
-    r"""
-    (\s*)
-    (?:
-      (\*\*|==|[-+*/^(),=])
-    | ([^\W\d]\w*)
-    | ((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
-    | (\S)
-    )
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-_OPERATOR_KIND = {operator: operator for operator in ("**", "==", "-", "+", "*", "/", "(", ")", ",", "=")} | {"^": "**"}
-_NAME_RE = re.compile(r"[^\W\d]\w*")
+# A token is its text; the END token is "".  Whitespace separates tokens and is
+# skipped.  Alternatives: operator ('^' is power, like '**'), name, number, and any
+# other single character, which is an error.
+_NAME_PATTERN = r"[^\W\d]\w*"
+_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|\S")
+_NAME_RE = re.compile(_NAME_PATTERN)
+_OPERATORS = frozenset(("**", "==", "-", "+", "*", "/", "^", "(", ")", ",", "="))
+# In ASCII text, the characters that no operator, name or number contains ('.' is
+# checked separately: it is an error only as a token of its own).
+_STRAY_ASCII_RE = re.compile(r"[^\s\w*=+\-/^(),.]")
+_END = ""
+_DIGITS = frozenset("0123456789.")  # first characters of numbers
 _NAME_EXTRA = frozenset("0123456789_")
 
 
@@ -193,51 +187,46 @@ def _bad_name_char(name: str) -> int:
     return -1
 
 
-def _tokenize(text: object, limits: Limits) -> list[tuple[str, str, int]]:
-    """Tokens ``(kind, text, column)`` ending with an END token; enforces the text and node limits."""
+def _check_characters(text: str) -> None:
+    """Raise at the first character that is no part of a valid token."""
+    for match in _TOKEN_RE.finditer(text):
+        token, column = match.group(), match.start() + 1
+        if token in _OPERATORS or token[0] in _DIGITS and token != ".":
+            continue
+        if _NAME_RE.fullmatch(token):
+            bad_at = _bad_name_char(token)
+            if bad_at < 0:
+                continue
+            token, column = token[bad_at], column + bad_at
+        raise ParseError(f"unexpected character {token!r} at column {column}", column)
+
+
+def _columns(text: str) -> list[int]:
+    """1-based column of each token of ``text``, then of its END (only for error messages)."""
+    return [match.start() + 1 for match in _TOKEN_RE.finditer(text)] + [len(text) + 1]
+
+
+def _tokenize(text: object, limits: Limits) -> list[str]:
+    """Token texts ending with END; enforces the character, text and node limits."""
     text = _require_text(text, limits, "expression")
-    tokens = []
-    append = tokens.append
-    column = 1  # of the next character
-    for space, operator, name, number, other in _TOKEN_RE.findall(text):
-        column += len(space)
-        if operator:
-            append((_OPERATOR_KIND[operator], operator, column))
-            column += len(operator)
-        elif name:
-            if not name.isascii() and (bad_at := _bad_name_char(name)) >= 0:
-                column += bad_at
-                raise ParseError(f"unexpected character {name[bad_at]!r} at column {column}", column)
-            append((_NAME, name, column))
-            column += len(name)
-        elif number:
-            append((_NUMBER, number, column))
-            column += len(number)
-        else:
-            raise ParseError(f"unexpected character {other!r} at column {column}", column)
+    tokens = _TOKEN_RE.findall(text)
+    if not text.isascii() or "." in tokens or _STRAY_ASCII_RE.search(text):
+        _check_characters(text)
     if not tokens:
         raise ParseError("empty expression")
     # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
     nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
     if nodes > limits.max_nodes:
         raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
-    tokens.append((_END, "", len(text) + 1))
+    tokens.append(_END)
     return tokens
 
 
-def _number(text: str, column: int) -> tuple[se.Basic, int]:
-    """The exact value of a numeric literal (Integer or Rational) and a bound on its digits."""
-    try:
-        return _literal(text) if len(text) <= 32 else _literal.__wrapped__(text)
-    except ValueError as error:
-        shown = text if len(text) <= 30 else text[:27] + "..."
-        raise ParseError(f"number '{shown}' at column {column}: {error}", column) from None
-
-
 @lru_cache(maxsize=4096)
-def _literal(text: str) -> tuple[se.Basic, int]:
+def _literal(text: str) -> tuple[se.Basic, bool, int, int]:
+    """The parsed value of a numeric literal: its exact Integer or Rational, and a bound on its digits."""
     if text.isdigit() and len(text) <= 18:
-        return se.Integer(int(text)), len(text)
+        return se.Integer(int(text)), True, 1, len(text)
     mantissa, _, exponent_text = text.lower().partition("e")
     if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
         raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
@@ -245,7 +234,7 @@ def _literal(text: str) -> tuple[se.Basic, int]:
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
     if not digits:
-        return se.Integer(0), 1
+        return se.Integer(0), True, 1, 1
     if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
         raise ValueError(f"more than {MAX_SIGNIFICANT_DIGITS} significant digits")
     # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
@@ -254,8 +243,8 @@ def _literal(text: str) -> tuple[se.Basic, int]:
         raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
     scale = exponent - len(fraction)
     if scale >= 0:
-        return se.Integer(int(digits) * 10**scale), len(digits) + scale
-    return se.Rational(int(digits), 10**-scale), max(len(digits), 1 - scale)
+        return se.Integer(int(digits) * 10**scale), True, 1, len(digits) + scale
+    return se.Rational(int(digits), 10**-scale), True, 1, max(len(digits), 1 - scale)
 
 
 def _short(expr: se.Basic, width: int = 40) -> str:
@@ -345,26 +334,40 @@ def _finite_real(expr: se.Basic) -> bool:
 # - digits: an upper bound on the decimal digits of any exact number in the value
 #   (products and sums add, powers multiply).
 # The bounds are cheap; the exact tree walks run only when a bound exceeds its limit.
+# Positions are token indexes; their columns are computed only for error messages.
+
+_NOT_AN_ATOM = frozenset((")", ",", "*", "/", "**", "^"))  # tokens that cannot start an operand
+
+
+def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool, int, int]]:
+    """The parsed value of each declared name (other entries can never match a name token)."""
+    return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and _is_name(name)}
+
+
+_cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
 
 
 class _Parser:
-    __slots__ = ("names", "allow_new", "limits", "tokens", "pos", "depth")
+    __slots__ = ("declared", "allow_new", "limits", "text", "tokens", "offset", "pos", "depth")
 
     def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
         if isinstance(names, str):
             raise TypeError("names must be a collection of names, not a string")
-        self.names = names if isinstance(names, (set, frozenset, dict)) else frozenset(names)
+        try:  # the same names (a problem's knowns) come again and again
+            self.declared = _cached_declared_values(names)
+        except TypeError:  # unhashable
+            self.declared = _declared_values(names)
         self.allow_new = allow_new
         self.limits = limits
 
-    def run(self, tokens: list[tuple[str, str, int]]) -> se.Basic:
-        """Parse one complete expression from ``tokens`` (ending with END)."""
-        self.tokens, self.pos, self.depth = tokens, 0, 0
+    def run(self, text: str, tokens: list[str], offset: int = 0) -> se.Basic:
+        """Parse one complete expression from ``tokens`` (ending with END), the tokens of
+        ``text`` from index ``offset`` on."""
+        self.text, self.tokens, self.offset, self.pos, self.depth = text, tokens, offset, 0, 0
         try:
             expr, _, bound, _ = self._sum()
-            token = tokens[self.pos]
-            if token[0] != _END:
-                raise self._unexpected(token)
+            if tokens[self.pos] != _END:
+                raise self._unexpected(self.pos)
             if expr.has(se.zoo, se.nan):
                 raise ParseError("expression is not finite (division by zero or undefined value)")
             if bound > self.limits.max_exponent:
@@ -379,44 +382,51 @@ class _Parser:
 
     # -- helpers
 
-    def _enter(self, column: int) -> None:
+    def _column(self, at: int) -> int:
+        """1-based column of token ``at``."""
+        return _columns(self.text)[self.offset + at]
+
+    def _enter(self, at: int) -> None:
         self.depth += 1
         if self.depth > self.limits.max_depth:
+            column = self._column(at)
             raise ParseError(f"nesting deeper than {self.limits.max_depth} at column {column}", column)
 
-    def _unexpected(self, token: tuple[str, str, int]) -> ParseError:
-        kind, text, column = token
-        if kind == _END:
+    def _unexpected(self, at: int) -> ParseError:
+        token, column = self.tokens[at], self._column(at)
+        if token == _END:
             return ParseError(f"expression ends unexpectedly at column {column}", column)
-        if kind in (_NUMBER, _NAME):
-            return ParseError(f"missing operator before '{text}' at column {column}", column)
-        if kind == "==":
+        if token not in _OPERATORS:
+            return ParseError(f"missing operator before '{token}' at column {column}", column)
+        if token == "==":
             return ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
-        if kind == "=":
+        if token == "=":
             return ParseError(f"'=' is not allowed in an expression (column {column})", column)
-        if kind == ")":
+        if token == ")":
             return ParseError(f"unmatched ')' at column {column}", column)
-        if kind == ",":
+        if token == ",":
             return ParseError(f"unexpected ',' at column {column} (commas only separate function arguments)", column)
-        return ParseError(f"unexpected '{text}' at column {column}", column)
+        return ParseError(f"unexpected '{token}' at column {column}", column)
 
-    def _expect_close(self, opening: tuple[str, str, int]) -> None:
+    def _expect_close(self, opening: int) -> None:
         token = self.tokens[self.pos]
-        if token[0] == ")":
+        if token == ")":
             self.pos += 1
             return
-        if token[0] == _END:
-            raise ParseError(f"missing ')' for '(' at column {opening[2]}", opening[2])
-        raise self._unexpected(token)
+        if token == _END:
+            column = self._column(opening)
+            raise ParseError(f"missing ')' for '(' at column {column}", column)
+        raise self._unexpected(self.pos)
 
-    def _not_real(self, what: str, column: int) -> ParseError:
+    def _not_real(self, what: str, at: int) -> ParseError:
+        column = self._column(at)
         return ParseError(f"{what} at column {column} is not a finite real number (in float64)", column)
 
-    @staticmethod
-    def _measured_digits(expr: se.Basic, column: int) -> float:
+    def _measured_digits(self, expr: se.Basic, at: int) -> float:
         """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
         digits = _max_digits(expr)
         if digits > MAX_RESULT_DIGITS:
+            column = self._column(at)
             raise ParseError(
                 f"number at column {column} has about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}", column
             )
@@ -426,165 +436,191 @@ class _Parser:
 
     def _sum(self):
         value = self._product()
-        kind = self.tokens[self.pos][0]
-        if kind != "+" and kind != "-":  # the common case: a single term
+        tokens = self.tokens
+        token = tokens[self.pos]
+        if token != "+" and token != "-":  # the common case: a single term
             return value
         expr, const, bound, digits = value
         while True:
-            kind, _, column = self.tokens[self.pos]
-            if kind != "+" and kind != "-":
+            at = self.pos
+            token = tokens[at]
+            if token != "+" and token != "-":
                 return expr, const, bound, digits
-            self.pos += 1
+            self.pos = at + 1
             rhs, rhs_const, rhs_bound, rhs_digits = self._product()
-            expr = expr + rhs if kind == "+" else expr - rhs
+            expr = expr + rhs if token == "+" else expr - rhs
             const = (const and rhs_const) or expr.is_Number
-            bound = max(bound, rhs_bound)
+            if rhs_bound > bound:
+                bound = rhs_bound
             digits += rhs_digits
             if digits > MAX_RESULT_DIGITS:
-                digits = self._measured_digits(expr, column)
+                digits = self._measured_digits(expr, at)
 
     def _product(self):
         value = self._unary()
-        kind = self.tokens[self.pos][0]
-        if kind != "*" and kind != "/":  # the common case: a single factor
+        tokens = self.tokens
+        token = tokens[self.pos]
+        if token != "*" and token != "/":  # the common case: a single factor
             return value
         expr, const, bound, digits = value
         while True:
-            kind, _, column = self.tokens[self.pos]
-            if kind != "*" and kind != "/":
+            at = self.pos
+            token = tokens[at]
+            if token != "*" and token != "/":
                 return expr, const, bound, digits
-            self.pos += 1
+            self.pos = at + 1
             rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
-            if kind == "*":
+            if token == "*":
                 expr = expr * rhs
             else:
                 if rhs.is_Number and rhs.is_zero:
+                    column = self._column(at)
                     raise ParseError(f"division by zero at column {column}", column)
                 expr = expr / rhs
             const = (const and rhs_const) or expr.is_Number
             bound = bound + rhs_bound
             digits += rhs_digits
             if digits > MAX_RESULT_DIGITS:
-                digits = self._measured_digits(expr, column)
+                digits = self._measured_digits(expr, at)
 
-    def _unary(self):  # unary and power levels in one function, to save a call per atom
-        kind, _, column = self.tokens[self.pos]
-        if kind == "+" or kind == "-":
-            self.pos += 1
-            self._enter(column)
+    def _unary(self):  # unary, atom and power levels in one function, to save calls per atom
+        tokens = self.tokens
+        at = self.pos
+        token = tokens[at]
+        base = self.declared.get(token)
+        if base is not None and tokens[at + 1] != "(":  # the common atoms first: a declared name,
+            self.pos = at + 1
+        elif token[:1] in _DIGITS:  # a number
+            self.pos = at + 1
+            try:
+                base = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+            except ValueError as error:
+                shown = token if len(token) <= 30 else token[:27] + "..."
+                column = self._column(at)
+                raise ParseError(f"number '{shown}' at column {column}: {error}", column) from None
+        elif token == "+" or token == "-":
+            self.pos = at + 1
+            self._enter(at)
             expr, const, bound, digits = self._unary()
             self.depth -= 1
-            return (-expr if kind == "-" else expr), const, bound, digits
-        base = self._atom()
-        kind, _, column = self.tokens[self.pos]
-        if kind != "**":
+            return (-expr if token == "-" else expr), const, bound, digits
+        else:
+            base = self._atom(at)
+        at = self.pos
+        token = tokens[at]
+        if token != "**" and token != "^":
             return base
-        self.pos += 1
-        self._enter(column)
+        self.pos = at + 1
+        self._enter(at)
         exponent = self._unary()
         self.depth -= 1
-        return self._pow(base, exponent, column)
+        return self._pow(base, exponent, at)
 
-    def _atom(self):
-        token = self.tokens[self.pos]
-        kind, text, column = token
-        if kind == _NUMBER:
-            self.pos += 1
-            value, digits = _number(text, column)
-            return value, True, 1, digits
-        if kind == _NAME:
-            self.pos += 1
-            if self.tokens[self.pos][0] == "(":
-                return self._call(token)
-            return self._name(text, column)
-        if kind == "(":
-            self._enter(column)
-            self.pos += 1
+    def _atom(self, at: int):
+        """Any operand other than a declared name or a number."""
+        token = self.tokens[at]
+        if token in _NOT_AN_ATOM:
+            column = self._column(at)
+            raise ParseError(f"expected a number, name or '(' at column {column}, found '{token}'", column)
+        if token == _END or token == "==" or token == "=":
+            raise self._unexpected(at)
+        if token == "(":
+            self._enter(at)
+            self.pos = at + 1
             value = self._sum()
-            self._expect_close(token)
+            self._expect_close(at)
             self.depth -= 1
             return value
-        if kind in (")", ",", "*", "/", "**"):
-            raise ParseError(f"expected a number, name or '(' at column {column}, found '{text}'", column)
-        raise self._unexpected(token)
+        if self.tokens[at + 1] == "(":
+            return self._call(at)
+        self.pos = at + 1
+        return self._name(token, at)
 
-    def _name(self, name: str, column: int):
-        if name in self.names:
-            return symbol(name), False, 1, 0
+    def _name(self, name: str, at: int):
+        """The value of an undeclared name (a declared one is its symbol)."""
         constant = _CONSTANTS.get(name)
         if constant is not None:
             return constant, True, 1, 0
         if name in _FUNCTION_TABLE:
+            column = self._column(at)
             raise ParseError(f"function '{name}' used without arguments at column {column}", column)
         if self.allow_new:
             return symbol(name), False, 1, 0
+        column = self._column(at)
         raise ParseError(f"unknown name '{name}' at column {column}", column)
 
-    def _call(self, token: tuple[str, str, int]):
-        _, name, column = token
+    def _call(self, at: int):
+        name = self.tokens[at]
         entry = _FUNCTION_TABLE.get(name)
         if entry is None:
-            if name in self.names:
+            column = self._column(at)
+            if name in self.declared:
                 raise ParseError(f"'{name}' is a variable, not a function (column {column}); missing '*'?", column)
             raise ParseError(f"unknown function '{name}' at column {column}", column)
         function, arities = entry
-        opening = self.tokens[self.pos]
-        self._enter(opening[2])
-        self.pos += 1
+        opening = at + 1
+        self._enter(opening)
+        self.pos = opening + 1
         args = []
-        if self.tokens[self.pos][0] != ")":
+        if self.tokens[self.pos] != ")":
             args.append(self._sum())
-            while self.tokens[self.pos][0] == ",":
+            while self.tokens[self.pos] == ",":
                 self.pos += 1
                 args.append(self._sum())
         self._expect_close(opening)
         self.depth -= 1
         if len(args) not in arities:
             expected = " or ".join(str(n) for n in arities)
+            column = self._column(at)
             raise ParseError(f"{name}() takes {expected} argument(s), got {len(args)} (column {column})", column)
         exprs = [arg[0] for arg in args]
         if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
             (x, x_const, _, _), (base, base_const, _, _) = args
             if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
+                column = self._column(at)
                 raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
             if x_const and not _finite_real(se.log(x)):
-                raise self._not_real(f"log({_short(x, 20)})", column)
+                raise self._not_real(f"log({_short(x, 20)})", at)
         result = function(*exprs)
         const = all(arg[1] for arg in args) or result.is_Number
         if const and not _finite_real(result):
-            raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", column)
+            raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
         return result, const, max(arg[2] for arg in args), max(arg[3] for arg in args)
 
-    def _pow(self, base, exponent, column: int):
+    def _pow(self, base, exponent, at: int):
         b, b_const, b_bound, b_digits = base
         e, e_const, e_bound, e_digits = exponent
         limit = self.limits.max_exponent
-        digits = max(b_digits, e_digits)
+        digits = b_digits if b_digits > e_digits else e_digits
         if e.is_Rational:
             p, q = _fraction(e)
             if _exceeds(p, q, limit):
+                column = self._column(at)
                 raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
             if b.is_Rational or b.is_Mul or b.is_Pow:
                 new_digits = _power_digits(b, magnitude)
                 if new_digits > MAX_RESULT_DIGITS:
+                    column = self._column(at)
                     raise ParseError(
                         f"power at column {column} would have about {new_digits:.0f} digits, limit {MAX_RESULT_DIGITS}",
                         column,
                     )
-                digits = max(digits, new_digits)
-            bound = max(b_bound, 1) * max(magnitude, 1)
+                if new_digits > digits:
+                    digits = new_digits
+            bound = (b_bound if b_bound > 1 else 1) * (magnitude if magnitude > 1 else 1)
         else:
             if e_const:
                 if not _finite_real(e):
-                    raise self._not_real(f"exponent {_short(e, 20)}", column)
+                    raise self._not_real(f"exponent {_short(e, 20)}", at)
                 if abs(float(e.n(53, real=True))) > limit:
+                    column = self._column(at)
                     raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
-            bound = max(b_bound, e_bound)
+            bound = b_bound if b_bound > e_bound else e_bound
         result = b**e
         const = (b_const and e_const) or result.is_Number
         if const and not _finite_real(result):
-            raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", column)
+            raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
         return result, const, bound, digits
 
     def _audit_exponents(self, expr: se.Basic) -> None:
@@ -598,8 +634,6 @@ class _Parser:
                 if exponent.is_Rational and base != se.E and _exceeds(*_fraction(exponent), limit):
                     raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
-
-
 # --------------------------------------------------------------------------- public API
 
 
@@ -611,7 +645,8 @@ def parse_expression(
     limits: Limits = DEFAULT_LIMITS,
 ) -> se.Basic:
     """Parse one expression (no '='); ``names`` are the declared quantities."""
-    return _Parser(names, allow_new_names, limits).run(_tokenize(text, limits))
+    tokens = _tokenize(text, limits)
+    return _Parser(names, allow_new_names, limits).run(text, tokens)
 
 
 def parse_equation(
@@ -623,26 +658,24 @@ def parse_equation(
 ) -> tuple[se.Basic, se.Basic]:
     """Parse ``lhs = rhs`` (exactly one '='); returns ``(lhs, rhs)``."""
     tokens = _tokenize(text, limits)
-    equals = [i for i, token in enumerate(tokens) if token[0] in ("=", "==")]
-    for i in equals:
-        if tokens[i][0] == "==":
-            column = tokens[i][2]
-            raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
-    if not equals:
+    if "==" in tokens:
+        column = _columns(text)[tokens.index("==")]
+        raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
+    if "=" not in tokens:
         raise ParseError("expected an equation 'lhs = rhs', found no '='")
-    if len(equals) > 1:
-        column = tokens[equals[1]][2]
+    split = tokens.index("=")
+    if tokens.count("=") > 1:
+        column = _columns(text)[tokens.index("=", split + 1)]
         raise ParseError(f"more than one '=' in an equation (second at column {column})", column)
-    split = equals[0]
-    column = tokens[split][2]
-    if split == 0:
-        raise ParseError(f"missing left-hand side before '=' at column {column}", column)
-    if split == len(tokens) - 2:
-        raise ParseError(f"missing right-hand side after '=' at column {column}", column)
+    if split == 0 or split == len(tokens) - 2:
+        column = _columns(text)[split]
+        side = "left-hand side before" if split == 0 else "right-hand side after"
+        raise ParseError(f"missing {side} '=' at column {column}", column)
     parser = _Parser(names, allow_new_names, limits)
-    lhs = parser.run(tokens[:split] + [(_END, "", column)])
-    rhs = parser.run(tokens[split + 1 :])
+    lhs = parser.run(text, tokens[:split] + [_END])
+    rhs = parser.run(text, tokens[split + 1 :], split + 1)
     return lhs, rhs
+
 
 
 _SEPARATORS = re.compile(r"[;\r\n]")
