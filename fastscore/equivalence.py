@@ -29,6 +29,7 @@ The ladder, for one pair:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping
@@ -225,10 +226,10 @@ class _Recheck:
             point = self.domain.point(index)
             va = self.candidate.mp.value(point, digits=digits)
             vb = self.reference.mp.value(point, digits=digits)
-            if not np.isfinite(va) and not np.isfinite(vb):
+            if not math.isfinite(va) and not math.isfinite(vb):
                 continue
             defined = True
-            if np.isfinite(va) and np.isfinite(vb) and _agree(va, vb, rtol):
+            if math.isfinite(va) and math.isfinite(vb) and _agree(va, vb, rtol):
                 valid += 1
                 continue
             return _different(index, va, vb, self.domain)
@@ -244,7 +245,7 @@ def _different(index: int, va: float, vb: float, domain: Domain) -> Verdict:
 
 
 def _difference_reason(va: float, vb: float) -> str:
-    if np.isfinite(va) and np.isfinite(vb):
+    if math.isfinite(va) and math.isfinite(vb):
         relative = abs(va - vb) / max(abs(vb), 1e-300)
         return f"relative difference {relative:.3g} at the counterexample"
     return "defined at the counterexample on one side only"

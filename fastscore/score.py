@@ -150,7 +150,9 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
             candidate = _solve(reference, mechanism, settings)
         elif phenomenal is not None:
             expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns)
-            candidate = _Candidate(kind="phenomenal", expr=expr.subs(reference.constants), nodes=(count_nodes(expr),))
+            if reference.constants:
+                expr = expr.subs(reference.constants)
+            candidate = _Candidate(kind="phenomenal", expr=expr, nodes=(count_nodes(expr),))
         else:
             candidate = _Candidate(status="parse_error", error="empty submission: no phenomenal formula or mechanism")
     except ParseError as error:
