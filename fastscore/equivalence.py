@@ -20,7 +20,9 @@ The ladder, for one pair:
    overflow), all of them are re-checked.  A confirmed disagreement, or a point
    defined on one side only, gives ``different`` with the point as counterexample.
 4. **proof**: a pair that agrees everywhere is handed to ``fastscore.canonical`` for an
-   exact argument: ``proven`` if one is found, else ``numeric``.
+   exact argument: ``proven`` if one is found, else ``numeric``.  No proof is tried
+   when the error bounds show the sides are not exactly equal at some point (a fitted
+   constant within ``rtol``): no exact argument can exist, the verdict is ``numeric``.
 5. ``undecided`` when fewer than ``min_finite_points`` valid points remain, or more
    unreliable points than ``max_precise_points`` (all points, by default) could be
    re-checked.
@@ -38,7 +40,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.canonical import prove_equal
-from fastscore.kernels import Tape, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import Tape, apart, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
@@ -134,7 +136,9 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
         if isinstance(outcome, Verdict):
             return outcome
         n_valid = n_trusted + outcome
-        rule = prove_equal(candidate.expr, reference.expr, positive=domain.positive)
+        inexact = _separated(candidate, reference, domain, apart(candidate.values, reference.values, _EARLY_CHECKS),
+                             rtol=0.0)
+        rule = None if inexact is not None else prove_equal(candidate.expr, reference.expr, positive=domain.positive)
         if rule is not None:
             return Verdict("proven", rule)
     if n_valid < settings.min_finite_points:
@@ -204,19 +208,10 @@ class _Recheck:
         return outcome if isinstance(outcome, Verdict) else valid + outcome[0]
 
     def _certified(self, points: np.ndarray) -> Verdict | None:
-        """``different`` at the first of ``points`` where the sides disagree by far more
-        than their float64 error bounds, or None."""
-        tape, errors = self.candidate.tape, self.reference.errors
-        if tape is None or errors is None or not points.size:
-            return None
-        values, bounds = evaluate_bounded(tape, self.domain.points, points)
-        rtol = self.settings.rtol
-        for index, a, ea in zip(points.tolist(), values.tolist(), bounds.tolist()):
-            b, eb = float(self.reference.values[index]), float(errors[index])
-            margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
-            if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
-                return _different(index, a, b, self.domain)
-        return None
+        """``different`` at the first of ``points`` where the sides provably disagree
+        beyond ``rtol``, or None."""
+        separated = _separated(self.candidate, self.reference, self.domain, points, rtol=self.settings.rtol)
+        return None if separated is None else _different(*separated, self.domain)
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""
@@ -234,6 +229,24 @@ class _Recheck:
                 continue
             return _different(index, va, vb, self.domain)
         return valid, defined
+
+
+def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray, *,
+               rtol: float) -> tuple[int, float, float] | None:
+    """The first of ``points`` where the exact values of the two sides differ by more
+    than ``rtol`` (relative), as the float64 error bounds prove: (point, candidate
+    value, reference value); None if no point is proven so (or bounds are missing).
+    With ``rtol=0``: a point where the sides are provably not exactly equal."""
+    tape, errors = candidate.tape, reference.errors
+    if tape is None or errors is None or not points.size:
+        return None
+    values, bounds = evaluate_bounded(tape, domain.points, points)
+    for index, a, ea in zip(points.tolist(), values.tolist(), bounds.tolist()):
+        b, eb = float(reference.values[index]), float(errors[index])
+        margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
+        if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
+            return index, a, b
+    return None
 
 
 def _different(index: int, va: float, vb: float, domain: Domain) -> Verdict:

@@ -9,7 +9,8 @@
 
 ``worst(a, b, points, k)`` picks the ``k`` points of ``points`` with the largest
 relative disagreement, largest first (a point that is NaN on one side counts as infinitely
-far), so that a real difference is looked at first.
+far), so that a real difference is looked at first; ``apart(a, b, k)`` picks the
+``k`` finite points that differ most (where an exact equality is most likely to fail).
 """
 from __future__ import annotations
 
@@ -38,6 +39,13 @@ def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> np.ndarra
     points = np.ascontiguousarray(points, dtype=np.int64)
     return points[_order(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
                          points, min(k, points.size))]
+
+
+def apart(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) ``k`` points where ``a`` and ``b`` are both finite and differ most
+    (relative to the larger), largest difference first; points where they are equal
+    are never chosen."""
+    return _apart(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64), k)
 
 
 @kernel
@@ -73,22 +81,41 @@ def _severity(x, y):
 
 @kernel
 def _order(a, b, points, k):
-    """Positions in ``points`` of its ``k`` most severe points, most severe first
-    (ties keep the earlier point first)."""
+    """Positions in ``points`` of its ``k`` most severe points, most severe first."""
     chosen = np.empty(k, dtype=np.int64)
     score = np.empty(k)
     n = 0
     for j in range(points.size):
-        s = _severity(a[points[j]], b[points[j]])
-        if n < k:
-            n += 1
-        elif s <= score[k - 1]:
-            continue
-        i = n - 1  # insertion into the sorted head
-        while i > 0 and score[i - 1] < s:
-            chosen[i] = chosen[i - 1]
-            score[i] = score[i - 1]
-            i -= 1
-        chosen[i] = j
-        score[i] = s
-    return chosen
+        n = _keep(chosen, score, n, j, _severity(a[points[j]], b[points[j]]))
+    return chosen[:n]
+
+
+@kernel
+def _apart(a, b, k):
+    chosen = np.empty(k, dtype=np.int64)
+    score = np.empty(k)
+    n = 0
+    for i in range(a.size):
+        x, y = a[i], b[i]
+        if math.isfinite(x) and math.isfinite(y) and x != y:
+            n = _keep(chosen, score, n, i, abs(x - y) / max(abs(x), abs(y)))
+    return chosen[:n]
+
+
+@kernel
+def _keep(chosen, score, n, j, s):
+    """Insert ``j`` with score ``s`` into the first ``n`` entries of ``chosen``/``score``
+    (largest score first, ties keep the earlier entry first; at most ``chosen.size``
+    entries are kept); returns the new ``n``."""
+    if n < chosen.size:
+        n += 1
+    elif s <= score[n - 1]:
+        return n
+    i = n - 1
+    while i > 0 and score[i - 1] < s:
+        chosen[i] = chosen[i - 1]
+        score[i] = score[i - 1]
+        i -= 1
+    chosen[i] = j
+    score[i] = s
+    return n

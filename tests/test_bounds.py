@@ -13,8 +13,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from fastscore.equivalence import Domain, Quantity, judge
-from fastscore.kernels import compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore import equivalence
+from fastscore.equivalence import Domain, Quantity, _separated, judge
+from fastscore.kernels import apart, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.parse import parse_expression
 from fastscore.precision import Precise
 from verdict_corpus import CASES, DIGITS, mp_value, sample
@@ -139,3 +140,66 @@ def test_cancellation_difference_is_confirmed_at_high_precision():
                                                   names=names), domain)
     verdict = judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
     assert verdict.equivalent, verdict
+
+
+def test_apart_picks_the_finite_points_that_differ_most():
+    a = np.array([1.0, 2.0, np.nan, 4.0, 0.0, 7.0])
+    b = np.array([1.0, 2.2, 1.0, 4.0 + 4e-6, 1e-300, np.inf])
+    assert apart(a, b, 2).tolist() == [4, 1]  # relative 1, then 0.09; equal and non-finite points never
+    assert apart(a, b, 8).tolist() == [4, 1, 3]
+
+
+def _corpus_pair(case, seed: int):
+    names = case.names
+    points = sample(case, 512, seed)
+    domain = Domain(names=names, points=points, sampled=tuple(v[0] for v in case.variables))
+    candidate = parse_expression(case.candidate, names=names)
+    tape = compile_tape(candidate, names)
+    reference = Quantity.bounded(parse_expression(case.reference, names=names), domain)
+    return Quantity(candidate, evaluate(tape, points), tape), reference, domain
+
+
+def test_exact_identities_are_never_shown_unequal():
+    """The rtol=0 test that skips the proof rung must never fire on an exact identity
+    of the corpus (its bounds would be wrong), and should fire on most pairs that are
+    only approximately equal (fitted or rounded constants) by more than float64 rounding."""
+    exact = approximate = detected = 0
+    for index, case in enumerate(CASES):
+        if not case.equivalent:
+            continue
+        candidate, reference, domain = _corpus_pair(case, seed=index)
+        points = apart(candidate.values, reference.values, 8)
+        shown = _separated(candidate, reference, domain, points, rtol=0.0)
+        if case.exact:
+            exact += 1
+            assert shown is None, (case.id, shown)
+        elif points.size and _relative(candidate.values[points[0]], reference.values[points[0]]) > 1e-12:
+            approximate += 1  # unequal beyond float64 rounding (most decimal-pi pairs are not)
+            detected += shown is not None
+    assert exact > 100 and approximate > 20
+    assert detected >= 0.9 * approximate, (detected, approximate)
+
+
+def _relative(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(a), abs(b))
+
+
+def test_no_proof_is_tried_for_a_fitted_constant(monkeypatch):
+    names = ("x", "y")
+    points = np.random.default_rng(5).uniform(1, 2, (2, 300))
+    domain = Domain(names=names, points=points, sampled=names, positive=frozenset(names))
+    reference = Quantity.bounded(parse_expression("x*y/3", names=names), domain)
+
+    def verdict(text: str):
+        candidate = parse_expression(text, names=names)
+        tape = compile_tape(candidate, names)
+        return judge(Quantity(candidate, evaluate(tape, points), tape), reference, domain=domain)
+
+    assert verdict("y*(x/3)").provenance == "proven"  # exact: the proof rung runs
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("proof tried")
+
+    monkeypatch.setattr(equivalence, "prove_equal", forbidden)
+    fitted = verdict("0.3333333333333*x*y")  # 1e-13 off, within rtol: equivalent, not exactly
+    assert fitted.provenance == "numeric", fitted
