@@ -129,12 +129,15 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
         raise ValueError(f"duplicate names in variables {list(variables)!r}")
     if not isinstance(expr, se.Basic):
         raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
-    code = _Compiler(index).emit(expr)
-    instructions = code.instructions
-    ops = np.array([c for c, _ in instructions], dtype=np.int32)
-    args = np.array([a for _, a in instructions], dtype=np.float64)
-    used = [int(a) + 1 for c, a in instructions if c in op.WITH_VARIABLE]
-    return Tape(ops, args, code.depth, max(used, default=0), tuple(str(v) for v in variables))
+    compiler = _Compiler(index)
+    code = compiler.emit(expr)
+    return Tape(
+        np.array(code.ops, dtype=np.int32),
+        np.array(code.args, dtype=np.float64),
+        code.depth,
+        compiler.n_variables,
+        tuple(index),
+    )
 
 
 def pack(tapes: Sequence[Tape]) -> TapeBatch:
@@ -151,30 +154,36 @@ def pack(tapes: Sequence[Tape]) -> TapeBatch:
 
 
 class _Code:
-    """Instructions of one subexpression; ``constant``/``variable`` are set for a lone
-    PUSH_CONST/PUSH_VAR (the operand a binary instruction can fuse)."""
+    """Instructions of one subexpression as parallel ``ops``/``args`` lists;
+    ``constant``/``variable`` are set for a lone PUSH_CONST/PUSH_VAR (the operand a
+    binary instruction can fuse).  A code is consumed by the node using it: ``then``
+    and ``_binary`` extend it in place (no copy per tree level)."""
 
-    __slots__ = ("instructions", "depth", "constant", "variable")
+    __slots__ = ("ops", "args", "depth", "constant", "variable")
 
-    def __init__(self, instructions: tuple[tuple[int, float], ...], depth: int,
+    def __init__(self, ops: list[int], args: list[float], depth: int,
                  constant: float | None = None, variable: int | None = None):
-        self.instructions = instructions
+        self.ops = ops
+        self.args = args
         self.depth = depth
         self.constant = constant
         self.variable = variable
 
-    def then(self, *instructions: tuple[int, float]) -> _Code:
-        """Append in-place (depth-neutral) instructions."""
-        return _Code(self.instructions + instructions, self.depth)
+    def then(self, code: int, arg: float = 0.0) -> _Code:
+        """Append one in-place (depth-neutral) instruction."""
+        self.ops.append(code)
+        self.args.append(arg)
+        self.constant = self.variable = None
+        return self
 
 
 def _push_const(value: float) -> _Code:
     value = float(value)
-    return _Code(((op.PUSH_CONST, value),), 1, constant=value)
+    return _Code([op.PUSH_CONST], [value], 1, constant=value)
 
 
 def _push_var(index: int) -> _Code:
-    return _Code(((op.PUSH_VAR, float(index)),), 1, variable=index)
+    return _Code([op.PUSH_VAR], [float(index)], 1, variable=index)
 
 
 def _binary(code: int, left: _Code, right: _Code) -> _Code:
@@ -183,21 +192,21 @@ def _binary(code: int, left: _Code, right: _Code) -> _Code:
     if fused is not None:
         c_right, c_left, v_right, v_left = fused
         if (c := right.constant) is not None:
-            return left.then((c_right, -c if code == op.SUB else c))
+            return left.then(c_right, -c if code == op.SUB else c)
         if (c := left.constant) is not None:
-            return right.then((c_left, c))
+            return right.then(c_left, c)
         if (v := right.variable) is not None:
-            return left.then((v_right, v))
+            return left.then(v_right, v)
         if (v := left.variable) is not None:
-            return right.then((v_left, v))
+            return right.then(v_left, v)
     elif code == op.POW and (c := right.constant) is not None:
-        return left.then((op.POW_C, c))
+        return left.then(op.POW_C, c)
     if (code == op.ADD or code == op.MUL) and right.depth > left.depth:
         left, right = right, left
-    return _Code(
-        left.instructions + right.instructions + ((code, 0.0),),
-        max(left.depth, right.depth + 1),
-    )
+    left.ops += right.ops
+    left.args += right.args
+    left.depth = max(left.depth, right.depth + 1)
+    return left.then(code)
 
 
 _DEPTH = attrgetter("depth")
@@ -217,6 +226,15 @@ def _constant_value(expr: se.Basic) -> float:
     """Float64 value of an expression without free symbols (NaN when not real)."""
     if expr.is_Rational:
         return _rational_value(expr)
+    return _evaluated(expr, str(expr))
+
+
+@lru_cache(maxsize=8192)
+def _evaluated(expr: se.Basic, text: str) -> float:
+    """``_constant_value`` of a non-rational constant (cached: ``pi``, ``sqrt(2)`` or
+    ``(1/4)*4**(3/4)`` recur).  ``text`` is ``str(expr)``: it keeps apart expressions
+    SymEngine deems equal but which differ in a signed zero, like ``atan2(0.0, -1)``
+    and ``atan2(-0.0, -1)``."""
     try:
         value = complex(expr.n(_CONSTANT_BITS))
     except RuntimeError:  # no multi-precision evaluation (atan2): plain double
@@ -235,6 +253,13 @@ def _rational_value(number: se.Basic) -> float:
     return _ratio(*number.get_num_den())
 
 
+@lru_cache(maxsize=8192)
+def _rational_parts(number: se.Basic) -> tuple[float, float]:
+    """Float64 numerator and denominator of an exact Integer or Rational (cached)."""
+    num, den = number.get_num_den()
+    return _ratio(num), _ratio(den)
+
+
 def _ratio(num: int, den: int = 1) -> float:
     """Correctly rounded ``num / den`` of Python integers; ±inf when out of range."""
     try:
@@ -247,16 +272,34 @@ def _small_int(value: float) -> int | None:
     return int(value) if value.is_integer() and abs(value) <= MAX_POWI else None
 
 
+def _is_negative(number: se.Basic) -> bool:
+    """``_constant_value(number) < 0`` for a number, without evaluating an Integer
+    (exact sign) nor a non-negative Rational (a negative one may round to -0.0)."""
+    kind = type(number)
+    if kind in _INTEGER_KINDS:
+        return number.is_negative
+    if kind in _RATIONAL_KINDS and not number.is_negative:
+        return False
+    return _constant_value(number) < 0
+
+
+def _is_third(exponent: se.Basic, value: float) -> bool:
+    """Whether the exponent (of float64 value ``value``) is exactly ``±1/3``."""
+    return abs(value) == _THIRD_VALUE and (exponent == _THIRD or exponent == -_THIRD)
+
+
 class _Compiler:
     """Emits code bottom-up; a node whose operands all emitted constants is folded
     (evaluated by SymEngine) into one constant, so no free-symbol scans are needed.
     Nodes are dispatched on their exact class (``_EMIT``); other classes take the
-    general path (``_other``)."""
+    general path (``_other``).  ``n_variables`` is the largest variable index
+    emitted + 1 (every emitted variable stays in the tape: only constants fold)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "n_variables")
 
     def __init__(self, index: dict[str, int]):
         self.index = index
+        self.n_variables = 0
 
     def emit(self, expr: se.Basic) -> _Code:
         method = _EMIT.get(type(expr))
@@ -271,6 +314,8 @@ class _Compiler:
             raise UnsupportedExpression(
                 f"free symbol {name!r} is not among the variables {sorted(self.index)}"
             )
+        if index >= self.n_variables:
+            self.n_variables = index + 1
         return _push_var(index)
 
     def _constant(self, expr: se.Basic) -> _Code:
@@ -294,7 +339,9 @@ class _Compiler:
         code = self.emit(expr.args[0])
         if code.constant is not None:
             return _push_const(_constant_value(expr))
-        return code.then(*_UNARY_CODE[type(expr)])
+        for instruction in _UNARY_CODE[type(expr)]:
+            code.then(*instruction)
+        return code
 
     def _atan2(self, expr: se.Basic) -> _Code:
         y, x = expr.args
@@ -306,11 +353,13 @@ class _Compiler:
     def _add(self, expr: se.Basic) -> _Code:
         constants, plus, minus = [], [], []
         for term in expr.args:
-            negative = False
             if type(term) is se.Mul:
-                lead = term.args[0]
-                negative = lead.is_Number and _constant_value(lead) < 0
-            code = self.emit(-term if negative else term)
+                args = term.args
+                negative = _is_negative(args[0]) if args[0].is_Number else False
+                code = self.emit(-term) if negative else self._mul(term, args)
+            else:
+                negative = False
+                code = self.emit(term)
             if code.constant is not None:
                 constants.append(term)
             else:
@@ -320,93 +369,105 @@ class _Compiler:
         constant = _constant_value(se.Add(*constants)) if constants else 0.0
         if not plus:  # -a - b + c  ->  c - (a + b)
             total = _chain(op.ADD, minus)
-            return total.then((op.RSUB_C, constant) if constants else (op.NEG, 0.0))
+            return total.then(op.RSUB_C, constant) if constants else total.then(op.NEG)
         result = _chain(op.ADD, plus)
         if len(minus) > 1:
             minus = sorted(minus, key=_DEPTH, reverse=True)
         for part in minus:
             result = _binary(op.SUB, result, part)
-        return result.then((op.ADD_C, constant)) if constants else result
+        return result.then(op.ADD_C, constant) if constants else result
 
-    def _mul(self, expr: se.Basic) -> _Code:
+    def _mul(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> _Code:
+        """``args``: ``expr.args`` when the caller already has them."""
         constants, numerator, denominator = [], [], []
-        for factor in expr.args:
+        for factor in expr.args if args is None else args:
             if type(factor) is se.Pow:
-                base, exponent = factor.args
-                if exponent.is_Number and _constant_value(exponent) < 0:
+                pow_args = factor.args
+                base, exponent = pow_args
+                if exponent.is_Number and _is_negative(exponent):
                     if type(base) is _EXP1:  # exp(-3): a constant
                         constants.append(factor)
                         continue
                     code = self.emit(base)
                     if code.constant is not None:
                         constants.append(factor)
-                    else:
-                        denominator.append(self._power(code, -exponent))
+                    else:  # code ** -exponent, whose value is exactly -value
+                        value = _constant_value(exponent)
+                        denominator.append(self._power(code, -value, _is_third(exponent, value)))
                     continue
-            code = self.emit(factor)
+                code = self._pow(factor, pow_args)
+            else:
+                code = self.emit(factor)
             if code.constant is not None:
                 constants.append(factor)
             else:
                 numerator.append(code)
         if not numerator and not denominator:
             return _push_const(_constant_value(expr))
-        coefficient = constants[0] if len(constants) == 1 else se.Mul(*constants)
-        if coefficient.is_Rational:
-            p, q = (_ratio(v) for v in coefficient.get_num_den())
+        if not constants:
+            p = q = 1.0
         else:
-            p, q = _constant_value(coefficient), 1.0
+            coefficient = constants[0] if len(constants) == 1 else se.Mul(*constants)
+            if coefficient.is_Rational:
+                p, q = _rational_parts(coefficient)
+            else:
+                p, q = _constant_value(coefficient), 1.0
         negate = p == -1.0 and numerator
         if numerator:
             top = _chain(op.MUL, numerator)
             if p != 1.0 and p != -1.0:
-                top = top.then((op.MUL_C, p))
+                top.then(op.MUL_C, p)
         else:
             top = _push_const(p)
         if denominator:
             bottom = _chain(op.MUL, denominator)
             if q != 1.0:
-                bottom = bottom.then((op.MUL_C, q))
+                bottom.then(op.MUL_C, q)
             result = _binary(op.DIV, top, bottom)
         else:
-            result = top.then((op.DIV_C, q)) if q != 1.0 else top
-        return result.then((op.NEG, 0.0)) if negate else result
+            result = top.then(op.DIV_C, q) if q != 1.0 else top
+        return result.then(op.NEG) if negate else result
 
-    def _pow(self, expr: se.Basic) -> _Code:
-        base, exponent = expr.args
+    def _pow(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> _Code:
+        """``args``: ``expr.args`` when the caller already has them."""
+        base, exponent = expr.args if args is None else args
         if type(base) is _EXP1:
             code = self.emit(exponent)
-            return self._folded(expr, None if code.constant is not None else code.then((op.EXP, 0.0)))
+            return self._folded(expr, None if code.constant is not None else code.then(op.EXP))
         code = self.emit(base)
-        if exponent.is_Number:
-            return self._folded(expr, None if code.constant is not None else self._power(code, exponent))
-        power = self.emit(exponent)
-        if power.constant is None:
-            return _binary(op.POW, code, power)
-        return self._folded(expr, None if code.constant is not None else self._power(code, exponent))
+        if not exponent.is_Number:
+            power = self.emit(exponent)
+            if power.constant is None:
+                return _binary(op.POW, code, power)
+        if code.constant is not None:
+            return self._folded(expr, None)
+        value = _constant_value(exponent)
+        return self._power(code, value, _is_third(exponent, value))
 
     @staticmethod
-    def _power(code: _Code, exponent: se.Basic) -> _Code:
-        """``code ** exponent`` for an exponent without free symbols."""
-        value = _constant_value(exponent)
-        if value == _THIRD_VALUE and exponent == _THIRD:
-            return code.then((op.CBRT, 0.0))
-        if value == -_THIRD_VALUE and exponent == -_THIRD:
-            return code.then((op.CBRT, 0.0), (op.RDIV_C, 1.0))
+    def _power(code: _Code, value: float, third: bool) -> _Code:
+        """``code ** exponent`` for an exponent without free symbols, of float64 value
+        ``value``; ``third``: the exponent is exactly ``±1/3``."""
+        if third:
+            code.then(op.CBRT)
+            return code.then(op.RDIV_C, 1.0) if value < 0 else code
         if value == 0.5:
-            return code.then((op.SQRT, 0.0))
+            return code.then(op.SQRT)
         if value == -0.5:
-            return code.then((op.SQRT, 0.0), (op.RDIV_C, 1.0))
+            return code.then(op.SQRT).then(op.RDIV_C, 1.0)
         n = _small_int(value)
         if n == 1:
             return code
         if n == -1:
-            return code.then((op.RDIV_C, 1.0))
+            return code.then(op.RDIV_C, 1.0)
         if n is not None:
-            return code.then((op.POWI, float(n)))
-        return code.then((op.POW_C, value))
+            return code.then(op.POWI, float(n))
+        return code.then(op.POW_C, value)
 
 
 _EXP1 = type(se.E)
+_INTEGER_KINDS = frozenset(type(se.Integer(n)) for n in (2, 1, 0, -1))
+_RATIONAL_KINDS = frozenset(type(number) for number in (se.Rational(1, 3), se.Rational(1, 2)))
 _UNARY_CODE = {
     kind: tuple((c, 1.0 if c == op.RDIV_C else 0.0) for c in codes) for kind, codes in _UNARY.items()
 }
