@@ -40,7 +40,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.canonical import prove_equal
-from fastscore.kernels import Tape, apart, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import Screen, Tape, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
@@ -125,19 +125,18 @@ def compare(candidate: se.Basic, reference: se.Basic, *, domain: Domain,
 def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
           settings: Settings = DEFAULT_SETTINGS) -> Verdict:
     """Judge a pair from its values at ``domain.points`` (see module doc)."""
-    n_trusted, unreliable, invalid = screen(candidate.values, reference.values, rtol=settings.rtol)
+    screened = screen(candidate.values, reference.values, rtol=settings.rtol, k=_EARLY_CHECKS)
     if candidate.expr is None:
-        if unreliable.size:
-            index = int(unreliable[0])
+        if screened.unreliable.size:
+            index = int(screened.unreliable[0])
             return _different(index, float(candidate.values[index]), float(reference.values[index]), domain)
-        n_valid = n_trusted
+        n_valid = screened.n_trusted
     else:
-        outcome = _Recheck(candidate, reference, domain, settings).run(unreliable, invalid)
+        outcome = _Recheck(candidate, reference, domain, settings).run(screened)
         if isinstance(outcome, Verdict):
             return outcome
-        n_valid = n_trusted + outcome
-        inexact = _separated(candidate, reference, domain, apart(candidate.values, reference.values, _EARLY_CHECKS),
-                             rtol=0.0)
+        n_valid = screened.n_trusted + outcome
+        inexact = _separated(candidate, reference, domain, screened.apart, rtol=0.0)
         rule = None if inexact is not None else prove_equal(candidate.expr, reference.expr, positive=domain.positive)
         if rule is not None:
             return Verdict("proven", rule)
@@ -170,13 +169,13 @@ class _Recheck:
             self._rng = np.random.default_rng(self.settings.point_seed)
         return self._rng
 
-    def run(self, unreliable: np.ndarray, invalid: np.ndarray) -> Verdict | int:
+    def run(self, screened: Screen) -> Verdict | int:
         """A ``different``/``undecided`` verdict, or the number of points found valid
         and agreeing.  Unreliable points: the worst few first (a real difference shows
         at once, certified by error bounds when possible), then the rest in random
         order.  Points undefined on both sides: a random sample; if one of them is
         defined at high precision (float64 overflow), all of them are re-checked."""
-        top = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
+        unreliable, invalid, top = screened.unreliable, screened.invalid, screened.worst
         certified = self._certified(top)
         if certified is not None:
             return certified

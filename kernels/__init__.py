@@ -7,17 +7,17 @@ or files: arrays in, arrays out."""
 from .bounds import evaluate_bounded
 from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
-from .screen import apart, screen, worst
+from .screen import Screen, screen, worst
 from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
 from .warm import warm_up
 
 __all__ = [
     "METRICS",
+    "Screen",
     "Tape",
     "TapeBatch",
     "UnsupportedExpression",
     "accuracy",
-    "apart",
     "compile_tape",
     "evaluate",
     "evaluate_bounded",

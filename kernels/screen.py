@@ -1,36 +1,48 @@
 """The float64 screen of the equivalence check: one pass over two rows of values.
 
-``screen(a, b, rtol=...)`` sorts every point into one of three groups:
+``screen(a, b, rtol=..., k=...)`` sorts every point into one of three groups:
 
 - *trusted*: both finite, ``|a - b| <= rtol * max(|a|, |b|)``, and not both exactly 0
   (two zeros may both be cancellation);
 - *unreliable*: finite on one side only, or both finite and not trusted;
-- *invalid*: not finite on either side.
+- *invalid*: not finite on either side;
 
-``worst(a, b, points, k)`` picks the ``k`` points of ``points`` with the largest
-relative disagreement, largest first (a point that is NaN on one side counts as infinitely
-far), so that a real difference is looked at first; ``apart(a, b, k)`` picks the
-``k`` finite points that differ most (where an exact equality is most likely to fail).
+and picks, in the same pass, the ``k`` *worst* unreliable points (largest relative
+disagreement first; NaN on one side counts as infinitely far), where a real difference
+shows first, and the ``k`` finite points *apart* the most (relative to the larger
+value; equal points never), where an exact equality is most likely to fail.
+``worst(a, b, points, k)`` picks the worst among given points.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .jit import kernel
 
 TINY = 1e-300
-"""Floor of ``|b|`` in the relative disagreement of ``worst``."""
+"""Floor of ``|b|`` in the relative disagreement of the worst points."""
 
 
-def screen(a: np.ndarray, b: np.ndarray, *, rtol: float) -> tuple[int, np.ndarray, np.ndarray]:
-    """(number of trusted points, indices of unreliable points, indices of invalid points)."""
+class Screen(NamedTuple):
+    """Outcome of ``screen``: point indices into the value rows."""
+
+    n_trusted: int
+    unreliable: np.ndarray
+    invalid: np.ndarray
+    worst: np.ndarray
+    apart: np.ndarray
+
+
+def screen(a: np.ndarray, b: np.ndarray, *, rtol: float, k: int = 8) -> Screen:
+    """Classify the points of two value rows (see module doc)."""
     a = np.ascontiguousarray(a, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"value rows of shapes {a.shape} and {b.shape} cannot be compared")
-    return _screen(a, b, rtol)
+    return Screen(*_screen(a, b, rtol, k))
 
 
 def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> np.ndarray:
@@ -41,36 +53,31 @@ def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> np.ndarra
                          points, min(k, points.size))]
 
 
-def apart(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
-    """The (at most) ``k`` points where ``a`` and ``b`` are both finite and differ most
-    (relative to the larger), largest difference first; points where they are equal
-    are never chosen."""
-    return _apart(np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64), k)
-
-
 @kernel
-def _screen(a, b, rtol):
+def _screen(a, b, rtol, k):
     unreliable = np.empty(a.size, dtype=np.int64)
     invalid = np.empty(a.size, dtype=np.int64)
-    n_trusted = 0
-    n_unreliable = 0
-    n_invalid = 0
+    worst_points, worst_scores = np.empty(k, dtype=np.int64), np.empty(k)
+    apart_points, apart_scores = np.empty(k, dtype=np.int64), np.empty(k)
+    n_trusted = n_unreliable = n_invalid = n_worst = n_apart = 0
     for i in range(a.size):
         x, y = a[i], b[i]
         finite_x, finite_y = math.isfinite(x), math.isfinite(y)
         if finite_x and finite_y:
+            if x != y:
+                n_apart = _keep(apart_points, apart_scores, n_apart, i, abs(x - y) / max(abs(x), abs(y)))
             if abs(x - y) <= rtol * max(abs(x), abs(y)) and not (x == 0.0 and y == 0.0):
                 n_trusted += 1
-            else:
-                unreliable[n_unreliable] = i
-                n_unreliable += 1
-        elif finite_x or finite_y:
-            unreliable[n_unreliable] = i
-            n_unreliable += 1
-        else:
+                continue
+        elif not (finite_x or finite_y):
             invalid[n_invalid] = i
             n_invalid += 1
-    return n_trusted, unreliable[:n_unreliable], invalid[:n_invalid]
+            continue
+        unreliable[n_unreliable] = i
+        n_unreliable += 1
+        n_worst = _keep(worst_points, worst_scores, n_worst, i, _severity(x, y))
+    return (n_trusted, unreliable[:n_unreliable], invalid[:n_invalid], worst_points[:n_worst],
+            apart_points[:n_apart])
 
 
 @kernel
@@ -87,18 +94,6 @@ def _order(a, b, points, k):
     n = 0
     for j in range(points.size):
         n = _keep(chosen, score, n, j, _severity(a[points[j]], b[points[j]]))
-    return chosen[:n]
-
-
-@kernel
-def _apart(a, b, k):
-    chosen = np.empty(k, dtype=np.int64)
-    score = np.empty(k)
-    n = 0
-    for i in range(a.size):
-        x, y = a[i], b[i]
-        if math.isfinite(x) and math.isfinite(y) and x != y:
-            n = _keep(chosen, score, n, i, abs(x - y) / max(abs(x), abs(y)))
     return chosen[:n]
 
 

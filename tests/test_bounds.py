@@ -15,7 +15,7 @@ import pytest
 
 from fastscore import equivalence
 from fastscore.equivalence import Domain, Quantity, _separated, judge
-from fastscore.kernels import apart, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.parse import parse_expression
 from fastscore.precision import Precise
 from verdict_corpus import CASES, DIGITS, mp_value, sample
@@ -94,10 +94,12 @@ def test_domain_edges_have_unknown_bounds():
 def test_screen_sorts_points():
     a = np.array([1.0, 2.0, 0.0, np.nan, 5.0, np.inf, np.nan, 1e-300])
     b = np.array([1.0 + 1e-9, 2.1, 0.0, 3.0, np.nan, np.inf, np.nan, 1.0000001e-300])
-    n_trusted, unreliable, invalid = screen(a, b, rtol=1e-6)
-    assert n_trusted == 2  # points 0 and 7 (relative agreement, however small the values)
-    assert unreliable.tolist() == [1, 2, 3, 4]  # disagreement, 0 == 0, one side finite (twice)
-    assert invalid.tolist() == [5, 6]
+    screened = screen(a, b, rtol=1e-6, k=3)
+    assert screened.n_trusted == 2  # points 0 and 7 (relative agreement, however small the values)
+    assert screened.unreliable.tolist() == [1, 2, 3, 4]  # disagreement, 0 == 0, one side finite (twice)
+    assert screened.invalid.tolist() == [5, 6]
+    assert screened.worst.tolist() == [3, 4, 1]  # NaN on one side (first met first), then 0.1/2.1
+    assert screened.apart.tolist() == [1, 7, 0]  # 0.048, then 1e-7, 1e-9; 0 == 0 never
 
 
 def test_worst_puts_the_largest_disagreement_first():
@@ -145,8 +147,8 @@ def test_cancellation_difference_is_confirmed_at_high_precision():
 def test_apart_picks_the_finite_points_that_differ_most():
     a = np.array([1.0, 2.0, np.nan, 4.0, 0.0, 7.0])
     b = np.array([1.0, 2.2, 1.0, 4.0 + 4e-6, 1e-300, np.inf])
-    assert apart(a, b, 2).tolist() == [4, 1]  # relative 1, then 0.09; equal and non-finite points never
-    assert apart(a, b, 8).tolist() == [4, 1, 3]
+    assert screen(a, b, rtol=1e-6, k=2).apart.tolist() == [4, 1]  # relative 1, then 0.09; never equal or non-finite
+    assert screen(a, b, rtol=1e-6, k=8).apart.tolist() == [4, 1, 3]
 
 
 def _corpus_pair(case, seed: int):
@@ -168,7 +170,7 @@ def test_exact_identities_are_never_shown_unequal():
         if not case.equivalent:
             continue
         candidate, reference, domain = _corpus_pair(case, seed=index)
-        points = apart(candidate.values, reference.values, 8)
+        points = screen(candidate.values, reference.values, rtol=1e-6).apart
         shown = _separated(candidate, reference, domain, points, rtol=0.0)
         if case.exact:
             exact += 1
