@@ -60,22 +60,28 @@ def _screen(a, b, rtol, k):
     worst_points, worst_scores = np.empty(k, dtype=np.int64), np.empty(k)
     apart_points, apart_scores = np.empty(k, dtype=np.int64), np.empty(k)
     n_trusted = n_unreliable = n_invalid = n_worst = n_apart = 0
-    for i in range(a.size):
+    for i in range(a.size):  # no division unless a point enters a top list (divisions are slow)
         x, y = a[i], b[i]
         finite_x, finite_y = math.isfinite(x), math.isfinite(y)
         if finite_x and finite_y:
-            if x != y:
-                n_apart = _keep(apart_points, apart_scores, n_apart, i, abs(x - y) / max(abs(x), abs(y)))
-            if abs(x - y) <= rtol * max(abs(x), abs(y)) and not (x == 0.0 and y == 0.0):
+            d, m = abs(x - y), max(abs(x), abs(y))
+            if x != y and (n_apart < k or d > apart_scores[k - 1] * m):
+                n_apart = _keep(apart_points, apart_scores, n_apart, i, d / m)
+            if d <= rtol * m and not (x == 0.0 and y == 0.0):
                 n_trusted += 1
                 continue
-        elif not (finite_x or finite_y):
+            floor = max(abs(y), TINY)
+            if n_worst < k or d > worst_scores[k - 1] * floor:
+                n_worst = _keep(worst_points, worst_scores, n_worst, i, d / floor)
+        elif finite_x or finite_y:
+            if n_worst < k or worst_scores[k - 1] < math.inf:
+                n_worst = _keep(worst_points, worst_scores, n_worst, i, math.inf)
+        else:
             invalid[n_invalid] = i
             n_invalid += 1
             continue
         unreliable[n_unreliable] = i
         n_unreliable += 1
-        n_worst = _keep(worst_points, worst_scores, n_worst, i, _severity(x, y))
     return (n_trusted, unreliable[:n_unreliable], invalid[:n_invalid], worst_points[:n_worst],
             apart_points[:n_apart])
 
@@ -93,7 +99,9 @@ def _order(a, b, points, k):
     score = np.empty(k)
     n = 0
     for j in range(points.size):
-        n = _keep(chosen, score, n, j, _severity(a[points[j]], b[points[j]]))
+        severity = _severity(a[points[j]], b[points[j]])
+        if n < k or severity > score[k - 1]:
+            n = _keep(chosen, score, n, j, severity)
     return chosen[:n]
 
 
