@@ -33,44 +33,70 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     """Name of the rule that proves ``a == b`` exactly, or None when no rule does."""
     if a == b:
         return "identical"
+    a1, b1 = expand_arguments(a), expand_arguments(b)
+    if a1 == b1:
+        return _zero_rule(a, b) or "arguments"
+    if positive:
+        # equal canonical forms after the positive rewrite: the cheapest proof, tried
+        # before the expansions that cost most of the time on pairs no rule proves
+        a2, b2 = _positive_form(a1, positive), _positive_form(b1, positive)
+        if a2 == b2:
+            return "positive"
     rule = _zero_rule(a, b)
     if rule is not None:
         return rule
     tried = (a, b)  # the last pair _zero_rule failed on: the same pair fails again
-    a1, b1 = expand_arguments(a), expand_arguments(b)
     if a1 != a or b1 != b:
-        if a1 == b1 or _zero_rule(a1, b1) is not None:
+        if _zero_rule(a1, b1) is not None:
             return "arguments"
         tried = (a1, b1)
-    if positive:
-        a2, b2 = (expand_arguments(rewrite_positive(e, positive)) for e in (a1, b1))
-        if a2 == b2 or ((a2, b2) != tried and _zero_rule(a2, b2) is not None):
-            return "positive"
+    if positive and (a2, b2) != tried and _zero_rule(a2, b2) is not None:
+        return "positive"
     return None
+
+
+def _positive_form(expr: se.Basic, positive: frozenset[str]) -> se.Basic:
+    return expand_arguments(rewrite_positive(expr, positive))
 
 
 @lru_cache(maxsize=1 << 16)
 def expand_arguments(expr: se.Basic) -> se.Basic:
     """Expand the arguments of every function and every non-integer exponent
     (``exp(-(a+b)/c)`` → ``exp(-a/c - b/c)``), bottom-up; valid unconditionally."""
-    if not expr.args:
+    old = expr.args
+    if not old:
         return expr
-    args = [expand_arguments(a) for a in expr.args]
-    kind = type(expr).__name__
-    if kind == "Add":
-        return se.Add(*args)
-    if kind == "Mul":
-        return se.Mul(*args)
-    if kind == "Pow":
-        base, exponent = args
-        return base ** (exponent if _small_integer(exponent) is not None else guarded_expand(exponent))
-    return expr.func(*[guarded_expand(a) for a in args])
+    args = [expand_arguments(a) for a in old]
+    kind = type(expr)
+    if kind is se.Pow:
+        if _small_integer(args[1]) is None:
+            args[1] = guarded_expand(args[1])
+    elif kind is not se.Add and kind is not se.Mul:
+        args = [guarded_expand(a) for a in args]
+    return expr if _same(args, old) else _rebuild(kind, expr, args)
 
 
 def guarded_expand(expr: se.Basic, *, limit: int = MAX_EXPANDED_TERMS) -> se.Basic:
     """``se.expand(expr)``, or ``expr`` itself when the expansion would exceed ``limit``
     terms (SymEngine's C++ expansion cannot be interrupted)."""
+    if type(expr) not in _COMPOUND and not expr.args:
+        return expr  # an atom expands to itself
     return se.expand(expr) if expansion_size(expr) <= limit else expr
+
+
+def _same(new: list[se.Basic], old: tuple[se.Basic, ...]) -> bool:
+    """True when every rewritten argument is its original (equal as expressions)."""
+    return all(n is o or n == o for n, o in zip(new, old))
+
+
+def _rebuild(kind: type, expr: se.Basic, args: list[se.Basic]) -> se.Basic:
+    if kind is se.Add:
+        return se.Add(*args)
+    if kind is se.Mul:
+        return se.Mul(*args)
+    if kind is se.Pow:
+        return args[0] ** args[1]
+    return expr.func(*args)
 
 
 def count_nodes(expr: se.Basic) -> int:
@@ -107,24 +133,29 @@ def _expands_to_zero(expr: se.Basic) -> bool:
 
 def expansion_size(expr: se.Basic) -> int:
     """Upper estimate of the number of terms ``se.expand(expr)`` produces."""
+    return _compound_size(expr) if type(expr) in _COMPOUND else 1
+
+
+@lru_cache(maxsize=1 << 16)
+def _compound_size(expr: se.Basic) -> int:
+    """``expansion_size`` of an Add, Mul or Pow, memoised: the reference's subtrees
+    recur in every pair it is compared with."""
     kind = type(expr)
     if kind is se.Add:
-        return sum(expansion_size(t) if type(t) in _COMPOUND else 1 for t in expr.args)
+        return sum(_compound_size(t) if type(t) in _COMPOUND else 1 for t in expr.args)
     if kind is se.Mul:
         size = 1
         for factor in expr.args:
             if type(factor) in _COMPOUND:
-                size *= expansion_size(factor)
+                size *= _compound_size(factor)
                 if size > MAX_EXPANDED_TERMS:
                     break
         return size
-    if kind is se.Pow:
-        base, exponent = expr.args
-        n = _small_integer(exponent)
-        if n is not None and n > 1 and type(base) in _COMPOUND:
-            terms = expansion_size(base)
-            return comb(n + terms - 1, terms - 1) if terms > 1 else 1
-        return 1
+    base, exponent = expr.args
+    n = _small_integer(exponent)
+    if n is not None and n > 1 and type(base) in _COMPOUND:
+        terms = _compound_size(base)
+        return comb(n + terms - 1, terms - 1) if terms > 1 else 1
     return 1
 
 
@@ -176,19 +207,20 @@ def _is_real_form(expr: se.Basic, positive: frozenset[str]) -> bool:
 @lru_cache(maxsize=1 << 16)
 def rewrite_positive(expr: se.Basic, positive: frozenset[str]) -> se.Basic:
     """Apply power/log/exp identities that hold for positive bases, bottom-up."""
-    if not expr.args:
+    old = expr.args
+    if not old:
         return expr
-    args = [rewrite_positive(a, positive) for a in expr.args]
-    kind = type(expr).__name__
-    if kind == "Pow":
+    args = [rewrite_positive(a, positive) for a in old]
+    kind = type(expr)
+    if kind is se.Pow and type(args[0]) in _REWRITTEN_BASES:
         return _rewrite_pow(args[0], args[1], positive)
-    if kind == "log":
+    if kind is se.log and type(args[0]) in _REWRITTEN_LOG_ARGUMENTS:
         return _rewrite_log(args[0], positive)
-    if kind == "Add":
-        return se.Add(*args)
-    if kind == "Mul":
-        return se.Mul(*args)
-    return expr.func(*args)
+    return expr if _same(args, old) else _rebuild(kind, expr, args)
+
+
+_REWRITTEN_BASES = frozenset((type(se.E), se.Mul, se.Pow))  # other bases: _rewrite_pow keeps base**exponent
+_REWRITTEN_LOG_ARGUMENTS = frozenset((se.Mul, se.Pow))  # other arguments: _rewrite_log keeps log(argument)
 
 
 def _rewrite_pow(base: se.Basic, exponent: se.Basic, positive: frozenset[str]) -> se.Basic:
