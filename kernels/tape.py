@@ -182,10 +182,6 @@ def _push_const(value: float) -> _Code:
     return _Code([op.PUSH_CONST], [value], 1, constant=value)
 
 
-def _push_var(index: int) -> _Code:
-    return _Code([op.PUSH_VAR], [float(index)], 1, variable=index)
-
-
 def _binary(code: int, left: _Code, right: _Code) -> _Code:
     """``left code right``, fusing a constant or variable operand when possible."""
     fused = _FUSED.get(code)
@@ -214,7 +210,12 @@ _DEPTH = attrgetter("depth")
 
 def _chain(code: int, parts: list[_Code]) -> _Code:
     """Left fold of a commutative op, deepest operands first (stable for equal depths)."""
-    if len(parts) > 1:
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        if parts[1].depth > parts[0].depth:
+            parts = parts[::-1]
+    else:
         parts = sorted(parts, key=_DEPTH, reverse=True)  # reverse=True keeps ties in order
     result = parts[0]
     for part in parts[1:]:
@@ -224,6 +225,9 @@ def _chain(code: int, parts: list[_Code]) -> _Code:
 
 def _constant_value(expr: se.Basic) -> float:
     """Float64 value of an expression without free symbols (NaN when not real)."""
+    value = _KIND_VALUES.get(type(expr))
+    if value is not None:
+        return value
     if expr.is_Rational:
         return _rational_value(expr)
     return _evaluated(expr, str(expr))
@@ -253,9 +257,16 @@ def _rational_value(number: se.Basic) -> float:
     return _ratio(*number.get_num_den())
 
 
-@lru_cache(maxsize=8192)
 def _rational_parts(number: se.Basic) -> tuple[float, float]:
-    """Float64 numerator and denominator of an exact Integer or Rational (cached)."""
+    """Float64 numerator and denominator of an exact Integer or Rational."""
+    if type(number) in _INTEGER_KINDS:
+        return _constant_value(number), 1.0
+    return _fraction_parts(number)
+
+
+@lru_cache(maxsize=8192)
+def _fraction_parts(number: se.Basic) -> tuple[float, float]:
+    """``_rational_parts`` of a Rational (cached: coefficients recur)."""
     num, den = number.get_num_den()
     return _ratio(num), _ratio(den)
 
@@ -316,7 +327,7 @@ class _Compiler:
             )
         if index >= self.n_variables:
             self.n_variables = index + 1
-        return _push_var(index)
+        return _Code([op.PUSH_VAR], [float(index)], 1, None, index)
 
     def _constant(self, expr: se.Basic) -> _Code:
         return _push_const(_constant_value(expr))
@@ -366,7 +377,8 @@ class _Compiler:
                 (minus if negative else plus).append(code)
         if not plus and not minus:
             return _push_const(_constant_value(expr))
-        constant = _constant_value(se.Add(*constants)) if constants else 0.0
+        if constants:
+            constant = _constant_value(constants[0] if len(constants) == 1 else se.Add(*constants))
         if not plus:  # -a - b + c  ->  c - (a + b)
             total = _chain(op.ADD, minus)
             return total.then(op.RSUB_C, constant) if constants else total.then(op.NEG)
@@ -468,6 +480,11 @@ class _Compiler:
 _EXP1 = type(se.E)
 _INTEGER_KINDS = frozenset(type(se.Integer(n)) for n in (2, 1, 0, -1))
 _RATIONAL_KINDS = frozenset(type(number) for number in (se.Rational(1, 3), se.Rational(1, 2)))
+_KIND_VALUES = {
+    type(number): _rational_value(number) if number.is_Rational else _evaluated(number, str(number))
+    for number in (se.Integer(0), se.Integer(1), se.Integer(-1), se.Rational(1, 2), se.pi, se.E)
+}
+"""Float64 value of each SymEngine class that has a single instance (``One``, ``Pi`` ...)."""
 _UNARY_CODE = {
     kind: tuple((c, 1.0 if c == op.RDIV_C else 0.0) for c in codes) for kind, codes in _UNARY.items()
 }
