@@ -124,9 +124,7 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
     Raises UnsupportedExpression for a node type without an instruction, a
     non-finite symbolic constant (``oo``, ``zoo``, ``nan``), or a free symbol not in
     ``variables``."""
-    index = {str(name): i for i, name in enumerate(variables)}
-    if len(index) != len(variables):
-        raise ValueError(f"duplicate names in variables {list(variables)!r}")
+    index, names = _variable_index(variables)
     if not isinstance(expr, se.Basic):
         raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
     compiler = _Compiler(index)
@@ -136,8 +134,26 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
         np.array(code.args, dtype=np.float64),
         code.depth,
         compiler.n_variables,
-        tuple(index),
+        names,
     )
+
+
+def _variable_index(variables: Sequence[str]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """Name -> row of ``X``, and the names; cached for a tuple of str (``Domain.names``)."""
+    if type(variables) is tuple:
+        index, names = _names_index(variables)
+        if names == variables:  # the cache key compared equal: same strings
+            return index, names
+    index = {str(name): i for i, name in enumerate(variables)}
+    if len(index) != len(variables):
+        raise ValueError(f"duplicate names in variables {list(variables)!r}")
+    return index, tuple(index)
+
+
+@lru_cache(maxsize=256)
+def _names_index(variables: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """``_variable_index`` of a tuple (not read back unless its names are strings)."""
+    return _variable_index(list(variables))
 
 
 def pack(tapes: Sequence[Tape]) -> TapeBatch:

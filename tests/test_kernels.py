@@ -227,6 +227,56 @@ def test_subtraction_and_division_become_single_instructions():
     assert "DIV_V y" in tape.to_text() and "PUSH_VAR x" in repr(tape)
 
 
+def test_negative_powers_in_a_product_divide_by_the_positive_power():
+    X = np.array([[8.0, -8.0, 27.0, 0.25], [6.0, 6.0, 3.0, 2.0]])
+    PUSH_VAR, RDIV_V = opcodes.PUSH_VAR, opcodes.RDIV_V
+    cbrt = compile_tape(y * x ** se.Rational(-1, 3), ["x", "y"])
+    assert cbrt.ops.tolist() == [PUSH_VAR, opcodes.CBRT, RDIV_V]
+    # y / cbrt(x); SymEngine's principal cube root of -8 is complex: NaN
+    np.testing.assert_allclose(evaluate(cbrt, X), [3.0, np.nan, 1.0, 2 * np.cbrt(4.0)], rtol=1e-15)
+    # a float exponent equal to -1/3 in float64 is not the exact -1/3: plain pow(x, 1/3)
+    near = compile_tape(y * x ** se.RealDouble(-1 / 3), ["x", "y"])
+    assert near.ops.tolist() == [PUSH_VAR, opcodes.POW_C, RDIV_V] and near.args[1] == 1 / 3
+    np.testing.assert_allclose(evaluate(near, X), [3.0, np.nan, 1.0, 2 * np.cbrt(4.0)], rtol=1e-14)
+    root = compile_tape(y * x ** se.Rational(-1, 2), ["x", "y"])
+    assert root.ops.tolist() == [PUSH_VAR, opcodes.SQRT, RDIV_V]
+    np.testing.assert_allclose(evaluate(root, X[:, [0, 2, 3]]), [6 / np.sqrt(8), 3 / np.sqrt(27), 4.0], rtol=1e-15)
+    square = compile_tape(y * x**-2, ["x", "y"])
+    assert square.ops.tolist() == [PUSH_VAR, opcodes.POWI, RDIV_V] and square.args[1] == 2.0
+    assert evaluate(square, X).tolist() == [6 / 64, 6 / 64, 3 / 729, 32.0]
+
+
+def test_a_term_is_subtracted_when_its_float64_coefficient_is_negative():
+    X = np.array([[1.0, 2.0], [7.0, 14.0]])
+    minus = compile_tape(x + se.Rational(-3, 7) * y, ["x", "y"])  # x - 3*y/7
+    assert minus.ops.tolist() == [opcodes.PUSH_VAR, opcodes.MUL_C, opcodes.DIV_C, opcodes.RSUB_V]
+    assert evaluate(minus, X).tolist() == [-2.0, -4.0]
+    # -1/10**400 rounds to -0.0 (not < 0): the term is added, as -(y / inf) (denominator past float64)
+    tiny = compile_tape(x + se.Rational(-1, 10**400) * y, ["x", "y"])
+    assert tiny.ops.tolist() == [opcodes.PUSH_VAR, opcodes.DIV_C, opcodes.NEG, opcodes.ADD_V]
+    assert tiny.args[1] == np.inf
+    assert evaluate(tiny, X).tolist() == [1.0, 2.0]
+
+
+def test_folded_constants_keep_the_sign_of_zero():
+    # atan2(±0, -1) = ±pi; SymEngine deems atan2(0.0, -1) and atan2(-0.0, -1) equal
+    for zeros in [(-0.0, 0.0), (0.0, -0.0)]:
+        tapes = [compile_tape(x * se.atan2(se.RealDouble(zero), -1), ["x"]) for zero in zeros]
+        assert [t.args[1] for t in tapes] == [np.copysign(np.pi, zero) for zero in zeros]
+
+
+def test_n_variables_counts_fused_variables_and_names_may_be_a_tuple():
+    assert compile_tape(x - z, ("x", "y", "z")).n_variables == 3  # z only in SUB_V
+    assert compile_tape(y * 2, ["x", "y", "z"]).n_variables == 2
+    assert compile_tape(se.pi + 0 * x, ["x"]).n_variables == 0
+    by_tuple, by_list = compile_tape(x - z, ("x", "y", "z")), compile_tape(x - z, ["x", "y", "z"])
+    assert by_tuple.variables == by_list.variables == ("x", "y", "z")
+    assert by_tuple.args.tolist() == by_list.args.tolist() == [0.0, 2.0]
+    for _ in range(2):  # the error is not lost to a cache
+        with pytest.raises(ValueError, match="duplicate"):
+            compile_tape(x, ("x", "y", "x"))
+
+
 def _simulated_depth(ops) -> int:
     depth = top = 0
     for code in ops:
