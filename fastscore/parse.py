@@ -161,9 +161,9 @@ _NAME_PATTERN = r"[^\W\d]\w*"
 _TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|\S")
 _NAME_RE = re.compile(_NAME_PATTERN)
 _OPERATORS = frozenset(("**", "==", "-", "+", "*", "/", "^", "(", ")", ",", "="))
-# In ASCII text, the characters that no operator, name or number contains ('.' is
-# checked separately: it is an error only as a token of its own).
-_STRAY_ASCII_RE = re.compile(r"[^\s\w*=+\-/^(),.]")
+# In ASCII text, the tokens that are errors: characters that no operator, name or
+# number contains, and '.' on its own.
+_STRAY_ASCII = frozenset(c for c in map(chr, range(128)) if not re.fullmatch(r"[\s\w*=+\-/^(),]", c))
 _END = ""
 _DIGITS = frozenset("0123456789.")  # first characters of numbers
 _NAME_EXTRA = frozenset("0123456789_")
@@ -210,14 +210,15 @@ def _tokenize(text: object, limits: Limits) -> list[str]:
     """Token texts ending with END; enforces the character, text and node limits."""
     text = _require_text(text, limits, "expression")
     tokens = _TOKEN_RE.findall(text)
-    if not text.isascii() or "." in tokens or _STRAY_ASCII_RE.search(text):
+    if not text.isascii() or not _STRAY_ASCII.isdisjoint(tokens):
         _check_characters(text)
     if not tokens:
         raise ParseError("empty expression")
-    # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
-    nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
-    if nodes > limits.max_nodes:
-        raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
+    if len(tokens) > limits.max_nodes:
+        # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
+        nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
+        if nodes > limits.max_nodes:
+            raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
     tokens.append(_END)
     return tokens
 
@@ -337,6 +338,7 @@ def _finite_real(expr: se.Basic) -> bool:
 # Positions are token indexes; their columns are computed only for error messages.
 
 _NOT_AN_ATOM = frozenset((")", ",", "*", "/", "**", "^"))  # tokens that cannot start an operand
+_CALL_OR_POWER = frozenset(("(", "**", "^"))  # tokens that make a name more than a plain operand
 
 
 def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool, int, int]]:
@@ -463,13 +465,19 @@ class _Parser:
         if token != "*" and token != "/":  # the common case: a single factor
             return value
         expr, const, bound, digits = value
+        declared = self.declared
         while True:
             at = self.pos
             token = tokens[at]
             if token != "*" and token != "/":
                 return expr, const, bound, digits
-            self.pos = at + 1
-            rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
+            operand = declared.get(tokens[at + 1])
+            if operand is not None and tokens[at + 2] not in _CALL_OR_POWER:  # a declared name: no call needed
+                self.pos = at + 2
+                rhs, rhs_const, rhs_bound, rhs_digits = operand
+            else:
+                self.pos = at + 1
+                rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
             if token == "*":
                 expr = expr * rhs
             else:
@@ -573,7 +581,7 @@ class _Parser:
             expected = " or ".join(str(n) for n in arities)
             column = self._column(at)
             raise ParseError(f"{name}() takes {expected} argument(s), got {len(args)} (column {column})", column)
-        exprs = [arg[0] for arg in args]
+        exprs, consts, bounds, digits = zip(*args)
         if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
             (x, x_const, _, _), (base, base_const, _, _) = args
             if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
@@ -582,10 +590,10 @@ class _Parser:
             if x_const and not _finite_real(se.log(x)):
                 raise self._not_real(f"log({_short(x, 20)})", at)
         result = function(*exprs)
-        const = all(arg[1] for arg in args) or result.is_Number
+        const = all(consts) or result.is_Number
         if const and not _finite_real(result):
             raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
-        return result, const, max(arg[2] for arg in args), max(arg[3] for arg in args)
+        return result, const, max(bounds), max(digits)
 
     def _pow(self, base, exponent, at: int):
         b, b_const, b_bound, b_digits = base
