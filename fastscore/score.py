@@ -88,9 +88,9 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     expressions = {c.text: c.expr for c in new_laws.values() if c.expr is not None}
     for parsed, _ in new_answers.values():
         expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
-    values = _evaluate(reference, expressions)
-    metrics = _law_metrics(reference, {c.text: values[c.text].values for c in new_laws.values()
-                                       if c.text is not None and not isinstance(values[c.text], str)}, settings)
+    values, matrix = _evaluate(reference, expressions)
+    metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
+                       _law_metrics(reference, matrix, settings)))
     shared_outcomes = {}
     for key, candidate in new_laws.items():
         # phenomenal formulas that canonicalise alike share one verdict
@@ -198,20 +198,24 @@ def _parse_answers(reference: Reference, text: str | None) -> tuple[dict, str | 
     return parsed, None
 
 
-def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> dict[str, Quantity | str]:
+def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> tuple[dict[str, Quantity | str],
+                                                                                  np.ndarray]:
     """Every distinct expression with its values at the reference points (one kernel
-    batch); an expression the kernel cannot compile maps to its error text."""
-    tapes, keys, values = [], [], {}
+    batch), and the matrix of those values (one row per expression that has values, in
+    the order of the returned dict); an expression the kernel cannot compile maps to
+    its error text."""
+    values = {}
     for key, expr in expressions.items():
         try:
-            tapes.append(compile_tape(expr, reference.domain.names))
-            keys.append(key)
+            values[key] = compile_tape(expr, reference.domain.names)
         except UnsupportedExpression as error:
             values[key] = f"cannot evaluate: {error}"
-    if tapes:
-        matrix = evaluate(tapes, reference.domain.points)
-        values.update((key, Quantity(expressions[key], row, tape)) for key, row, tape in zip(keys, matrix, tapes))
-    return values
+    tapes = [tape for tape in values.values() if not isinstance(tape, str)]
+    matrix = evaluate(tapes, reference.domain.points) if tapes else np.zeros((0, reference.domain.points.shape[1]))
+    rows = iter(matrix)
+    values = {key: tape if isinstance(tape, str) else Quantity(expressions[key], next(rows), tape)
+              for key, tape in values.items()}
+    return values, matrix
 
 
 @dataclass(frozen=True)
@@ -222,20 +226,18 @@ class _LawOutcome:
     in_mechanism: Mapping[str, str | None] | None = None  # probe -> equal internal quantity
 
 
-def _law_metrics(reference: Reference, predictions: Mapping[str, np.ndarray],
-                 settings: Settings) -> dict[str, dict[str, float]]:
-    """Split metrics of every prediction row, one kernel call per split."""
-    keys = list(predictions)
-    out = {key: {} for key in keys}
-    if not keys:
+def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -> list[dict[str, float]]:
+    """Split metrics of every row of ``matrix`` (values at the reference points), one
+    kernel call per split."""
+    out = [{} for _ in range(matrix.shape[0])]
+    if not out:
         return out
-    matrix = np.vstack([predictions[key] for key in keys])
     for prefix, split in SCORED_SPLITS.items():
         result = split_metrics(matrix[:, reference.columns(split)], reference.observed(split))
         columns = {f"{prefix}_{name}": result[name].tolist() for name in METRICS}
         columns[f"{prefix}_acc"] = accuracy(result["max_rel_err"], tol=settings.acc_tol).tolist()
-        for row, key in enumerate(keys):
-            out[key].update({name: values[row] for name, values in columns.items()})
+        for row, fields in enumerate(out):
+            fields.update({name: values[row] for name, values in columns.items()})
     return out
 
 
@@ -250,7 +252,7 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
     else:  # a mechanism solved numerically: values only
         target = reference.problem.target.name
         predicted = Quantity(None, candidate.solution.values([target], _points(reference))[target])
-        law_metrics = _law_metrics(reference, {target: predicted.values}, settings)[target]
+        law_metrics = _law_metrics(reference, predicted.values[None, :], settings)[0]
     verdict = judge(predicted, reference.law, domain=reference.domain, settings=settings)
     metrics = law_metrics
     in_mechanism = None if candidate.solution is None else _probes_in_mechanism(reference, candidate.solution, settings)

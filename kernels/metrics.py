@@ -37,7 +37,7 @@ def split_metrics(pred: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         raise ValueError("a split needs at least one point")
     if not np.isfinite(y).all():
         raise ValueError("the reference y holds non-finite values")
-    rows = np.ascontiguousarray(pred.reshape(-1, y.size))
+    rows = pred if pred.ndim == 2 else pred[None, :]  # a column slice of a bigger matrix is not copied
     out = np.empty((len(METRICS), rows.shape[0]))
     _metrics(rows, y, out)
     return {name: out[i].reshape(pred.shape[:-1]) for i, name in enumerate(METRICS)}
