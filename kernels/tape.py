@@ -393,8 +393,10 @@ class _Compiler:
                 (minus if negative else plus).append(code)
         if not plus and not minus:
             return _push_const(_constant_value(expr))
-        if constants:
+        if constants:  # a lone constant term is its own sum
             constant = _constant_value(constants[0] if len(constants) == 1 else se.Add(*constants))
+        else:
+            constant = 0.0
         if not plus:  # -a - b + c  ->  c - (a + b)
             total = _chain(op.ADD, minus)
             return total.then(op.RSUB_C, constant) if constants else total.then(op.NEG)
@@ -419,7 +421,7 @@ class _Compiler:
                     code = self.emit(base)
                     if code.constant is not None:
                         constants.append(factor)
-                    else:  # code ** -exponent, whose value is exactly -value
+                    else:  # base ** -exponent: negation is exact in float64 too
                         value = _constant_value(exponent)
                         denominator.append(self._power(code, -value, _is_third(exponent, value)))
                     continue
