@@ -158,7 +158,10 @@ _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not decla
 # skipped.  Alternatives: operator ('^' is power, like '**'), name, number, and any
 # other single character, which is an error.
 _NAME_PATTERN = r"[^\W\d]\w*"
-_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|\S")
+_NUMBER_PATTERN = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|{_NUMBER_PATTERN}|\S")
+# The same tokens for ASCII text, faster: names are [A-Za-z_][A-Za-z0-9_]* there.
+_ASCII_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|[A-Za-z_][A-Za-z0-9_]*|{_NUMBER_PATTERN}|\S")
 _NAME_RE = re.compile(_NAME_PATTERN)
 _OPERATORS = frozenset(("**", "==", "-", "+", "*", "/", "^", "(", ")", ",", "="))
 # In ASCII text, the tokens that are errors: characters that no operator, name or
@@ -209,8 +212,13 @@ def _columns(text: str) -> list[int]:
 def _tokenize(text: object, limits: Limits) -> list[str]:
     """Token texts ending with END; enforces the character, text and node limits."""
     text = _require_text(text, limits, "expression")
-    tokens = _TOKEN_RE.findall(text)
-    if not text.isascii() or not _STRAY_ASCII.isdisjoint(tokens):
+    if text.isascii():
+        tokens = _ASCII_TOKEN_RE.findall(text)
+        valid = _STRAY_ASCII.isdisjoint(tokens)
+    else:  # a non-ASCII token is a name or an error
+        tokens = _TOKEN_RE.findall(text)
+        valid = _STRAY_ASCII.isdisjoint(tokens) and all(_is_name(token) for token in tokens if not token.isascii())
+    if not valid:
         _check_characters(text)
     if not tokens:
         raise ParseError("empty expression")
@@ -350,7 +358,7 @@ _cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
 
 
 class _Parser:
-    __slots__ = ("declared", "allow_new", "limits", "text", "tokens", "offset", "pos", "depth")
+    __slots__ = ("declared", "allow_new", "limits", "text", "tokens", "offset", "pos", "room")
 
     def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
         if isinstance(names, str):
@@ -365,7 +373,8 @@ class _Parser:
     def run(self, text: str, tokens: list[str], offset: int = 0) -> se.Basic:
         """Parse one complete expression from ``tokens`` (ending with END), the tokens of
         ``text`` from index ``offset`` on."""
-        self.text, self.tokens, self.offset, self.pos, self.depth = text, tokens, offset, 0, 0
+        self.text, self.tokens, self.offset, self.pos = text, tokens, offset, 0
+        self.room = self.limits.max_depth  # nesting levels left
         try:
             expr, _, bound, _ = self._sum()
             if tokens[self.pos] != _END:
@@ -388,11 +397,9 @@ class _Parser:
         """1-based column of token ``at``."""
         return _columns(self.text)[self.offset + at]
 
-    def _enter(self, at: int) -> None:
-        self.depth += 1
-        if self.depth > self.limits.max_depth:
-            column = self._column(at)
-            raise ParseError(f"nesting deeper than {self.limits.max_depth} at column {column}", column)
+    def _too_deep(self, at: int) -> ParseError:
+        column = self._column(at)
+        return ParseError(f"nesting deeper than {self.limits.max_depth} at column {column}", column)
 
     def _unexpected(self, at: int) -> ParseError:
         token, column = self.tokens[at], self._column(at)
@@ -410,15 +417,12 @@ class _Parser:
             return ParseError(f"unexpected ',' at column {column} (commas only separate function arguments)", column)
         return ParseError(f"unexpected '{token}' at column {column}", column)
 
-    def _expect_close(self, opening: int) -> None:
-        token = self.tokens[self.pos]
-        if token == ")":
-            self.pos += 1
-            return
-        if token == _END:
+    def _unclosed(self, opening: int) -> ParseError:
+        """The error when a parenthesised part is followed by something other than ')'."""
+        if self.tokens[self.pos] == _END:
             column = self._column(opening)
-            raise ParseError(f"missing ')' for '(' at column {column}", column)
-        raise self._unexpected(self.pos)
+            return ParseError(f"missing ')' for '(' at column {column}", column)
+        return self._unexpected(self.pos)
 
     def _not_real(self, what: str, at: int) -> ParseError:
         column = self._column(at)
@@ -508,9 +512,11 @@ class _Parser:
                 raise ParseError(f"number '{shown}' at column {column}: {error}", column) from None
         elif token == "+" or token == "-":
             self.pos = at + 1
-            self._enter(at)
+            self.room -= 1
+            if self.room < 0:
+                raise self._too_deep(at)
             expr, const, bound, digits = self._unary()
-            self.depth -= 1
+            self.room += 1
             return (-expr if token == "-" else expr), const, bound, digits
         else:
             base = self._atom(at)
@@ -519,9 +525,11 @@ class _Parser:
         if token != "**" and token != "^":
             return base
         self.pos = at + 1
-        self._enter(at)
+        self.room -= 1
+        if self.room < 0:
+            raise self._too_deep(at)
         exponent = self._unary()
-        self.depth -= 1
+        self.room += 1
         return self._pow(base, exponent, at)
 
     def _atom(self, at: int):
@@ -533,11 +541,15 @@ class _Parser:
         if token == _END or token == "==" or token == "=":
             raise self._unexpected(at)
         if token == "(":
-            self._enter(at)
+            self.room -= 1
+            if self.room < 0:
+                raise self._too_deep(at)
             self.pos = at + 1
             value = self._sum()
-            self._expect_close(at)
-            self.depth -= 1
+            if self.tokens[self.pos] != ")":
+                raise self._unclosed(at)
+            self.pos += 1
+            self.room += 1
             return value
         if self.tokens[at + 1] == "(":
             return self._call(at)
@@ -567,7 +579,9 @@ class _Parser:
             raise ParseError(f"unknown function '{name}' at column {column}", column)
         function, arities = entry
         opening = at + 1
-        self._enter(opening)
+        self.room -= 1
+        if self.room < 0:
+            raise self._too_deep(opening)
         self.pos = opening + 1
         args = []
         if self.tokens[self.pos] != ")":
@@ -575,8 +589,10 @@ class _Parser:
             while self.tokens[self.pos] == ",":
                 self.pos += 1
                 args.append(self._sum())
-        self._expect_close(opening)
-        self.depth -= 1
+        if self.tokens[self.pos] != ")":
+            raise self._unclosed(opening)
+        self.pos += 1
+        self.room += 1
         if len(args) not in arities:
             expected = " or ".join(str(n) for n in arities)
             column = self._column(at)
