@@ -90,6 +90,7 @@ def symbol(name: str) -> se.Symbol:
 
 
 _ONE = se.Integer(1)
+_ZOO, _NAN = se.zoo, se.nan
 _LOG_10 = se.log(se.Integer(10))
 _LOG_2 = se.log(se.Integer(2))
 _ONE_THIRD = se.Rational(1, 3)
@@ -347,6 +348,7 @@ def _finite_real(expr: se.Basic) -> bool:
 
 _NOT_AN_ATOM = frozenset((")", ",", "*", "/", "**", "^"))  # tokens that cannot start an operand
 _CALL_OR_POWER = frozenset(("(", "**", "^"))  # tokens that make a name more than a plain operand
+_POWER = frozenset(("**", "^"))
 
 
 def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool, int, int]]:
@@ -379,7 +381,7 @@ class _Parser:
             expr, _, bound, _ = self._sum()
             if tokens[self.pos] != _END:
                 raise self._unexpected(self.pos)
-            if expr.has(se.zoo, se.nan):
+            if expr.has(_ZOO, _NAN):
                 raise ParseError("expression is not finite (division by zero or undefined value)")
             if bound > self.limits.max_exponent:
                 self._audit_exponents(expr)
@@ -423,6 +425,11 @@ class _Parser:
             column = self._column(opening)
             return ParseError(f"missing ')' for '(' at column {column}", column)
         return self._unexpected(self.pos)
+
+    def _bad_number(self, token: str, at: int, error: ValueError) -> ParseError:
+        shown = token if len(token) <= 30 else token[:27] + "..."
+        column = self._column(at)
+        return ParseError(f"number '{shown}' at column {column}: {error}", column)
 
     def _not_real(self, what: str, at: int) -> ParseError:
         column = self._column(at)
@@ -500,16 +507,14 @@ class _Parser:
         at = self.pos
         token = tokens[at]
         base = self.declared.get(token)
-        if base is not None and tokens[at + 1] != "(":  # the common atoms first: a declared name,
+        if base is not None and tokens[at + 1] != "(":  # the common atoms first: a declared name
             self.pos = at + 1
         elif token[:1] in _DIGITS:  # a number
             self.pos = at + 1
             try:
                 base = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
             except ValueError as error:
-                shown = token if len(token) <= 30 else token[:27] + "..."
-                column = self._column(at)
-                raise ParseError(f"number '{shown}' at column {column}: {error}", column) from None
+                raise self._bad_number(token, at, error) from None
         elif token == "+" or token == "-":
             self.pos = at + 1
             self.room -= 1
@@ -518,39 +523,46 @@ class _Parser:
             expr, const, bound, digits = self._unary()
             self.room += 1
             return (-expr if token == "-" else expr), const, bound, digits
+        elif token == "(":
+            self.room -= 1
+            if self.room < 0:
+                raise self._too_deep(at)
+            self.pos = at + 1
+            base = self._sum()
+            if tokens[self.pos] != ")":
+                raise self._unclosed(at)
+            self.pos += 1
+            self.room += 1
         else:
             base = self._atom(at)
         at = self.pos
         token = tokens[at]
         if token != "**" and token != "^":
             return base
-        self.pos = at + 1
         self.room -= 1
         if self.room < 0:
             raise self._too_deep(at)
-        exponent = self._unary()
+        token = tokens[at + 1]
+        if token[:1] in _DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
+            self.pos = at + 2
+            try:
+                exponent = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+            except ValueError as error:
+                raise self._bad_number(token, at + 1, error) from None
+        else:
+            self.pos = at + 1
+            exponent = self._unary()
         self.room += 1
         return self._pow(base, exponent, at)
 
     def _atom(self, at: int):
-        """Any operand other than a declared name or a number."""
+        """An operand other than a declared name, a number or a parenthesised sum."""
         token = self.tokens[at]
         if token in _NOT_AN_ATOM:
             column = self._column(at)
             raise ParseError(f"expected a number, name or '(' at column {column}, found '{token}'", column)
         if token == _END or token == "==" or token == "=":
             raise self._unexpected(at)
-        if token == "(":
-            self.room -= 1
-            if self.room < 0:
-                raise self._too_deep(at)
-            self.pos = at + 1
-            value = self._sum()
-            if self.tokens[self.pos] != ")":
-                raise self._unclosed(at)
-            self.pos += 1
-            self.room += 1
-            return value
         if self.tokens[at + 1] == "(":
             return self._call(at)
         self.pos = at + 1
