@@ -470,13 +470,18 @@ class _Parser:
                 digits = self._measured_digits(expr, at)
 
     def _product(self):
-        value = self._unary()
-        tokens = self.tokens
-        token = tokens[self.pos]
+        tokens, declared = self.tokens, self.declared
+        at = self.pos
+        value = declared.get(tokens[at])
+        if value is not None and tokens[at + 1] not in _CALL_OR_POWER:  # a declared name: no call needed
+            self.pos = at = at + 1
+        else:
+            value = self._unary()
+            at = self.pos
+        token = tokens[at]
         if token != "*" and token != "/":  # the common case: a single factor
             return value
         expr, const, bound, digits = value
-        declared = self.declared
         while True:
             at = self.pos
             token = tokens[at]
@@ -630,7 +635,7 @@ class _Parser:
         digits = b_digits if b_digits > e_digits else e_digits
         if e.is_Rational:
             p, q = _fraction(e)
-            if _exceeds(p, q, limit):
+            if (abs(p) > limit) if q == 1 else _exceeds(p, q, limit):
                 column = self._column(at)
                 raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
