@@ -114,3 +114,13 @@ def test_rule_names_with_every_name_positive(lhs, rhs, rule):
     names = frozenset(s.name for s in lhs.free_symbols | rhs.free_symbols)
     assert prove_equal(lhs, rhs, positive=names) == rule
     assert prove_equal(rhs, lhs, positive=names) == rule
+
+
+def test_known_name_difference_from_trying_in_order():
+    """Documented in ``_beyond_zero_rules``: with s = (x**3)**(1/3), expanding uses
+    s**3 = x**3, and the positive rewrite s -> x makes the sides the same tree; with x
+    positive the pair is answered "positive" before the expansion is tried."""
+    s = (x**3) ** se.Rational(1, 3)
+    lhs, rhs = (s + 1) ** 3 - 3 * s**2 - 3 * s + 3 * x**2 + 3 * x, (x + 1) ** 3
+    assert prove_equal(lhs, rhs) == "expand"
+    assert prove_equal(lhs, rhs, positive=frozenset("x")) == "positive"
