@@ -423,6 +423,47 @@ def test_error_messages_say_what_and_where(text, message):
         parse(text)
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # stray characters are found among the tokens: the column counts every character before
+        ("x +\t\t$", r"^unexpected character '\$' at column 6$"),
+        ("x +  . 5", r"^unexpected character '\.' at column 6$"),
+        ("x\x00", r"^unexpected character '\\x00' at column 2$"),
+        # text with non-ASCII names: any other non-ASCII character is an error, and so are ASCII strays
+        ("ρ + $", r"^unexpected character '\$' at column 5$"),
+        ("ρ·x", r"^unexpected character '·' at column 2$"),
+        ("xρ²", r"^unexpected character '²' at column 3$"),
+        # a numeric exponent keeps the literal checks
+        ("x**1e999", r"^number '1e999' at column 4: decimal exponent beyond ±400$"),
+        ("x^" + "9" * 61, "^number '" + "9" * 27 + r"\.\.\.' at column 3: more than 60 significant digits$"),
+    ],
+)
+def test_error_columns_of_characters_and_exponents(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse(text, names=("x", "ρ"))
+
+
+def test_error_columns_on_the_right_of_an_equation():
+    with pytest.raises(ParseError, match=r"^unknown name 'foo' at column 9$"):
+        parse_equation("y = x + foo", names=XYZ)
+    with pytest.raises(ParseError, match=r"^number '1e999' at column 10: decimal exponent beyond ±400$"):
+        parse_equation("ρ = x ** 1e999", names=("x", "ρ"))
+
+
+def test_numeric_exponent_counts_towards_nesting():
+    assert parse("x**2", limits=Limits(max_depth=1)) == x**2
+    with pytest.raises(ParseError, match=r"^nesting deeper than 1 at column 3$"):
+        parse("-x**2", limits=Limits(max_depth=1))
+    with pytest.raises(ParseError, match=r"^nesting deeper than 0 at column 2$"):
+        parse("x^2", limits=Limits(max_depth=0))
+
+
+def test_names_that_no_token_can_match_are_ignored():
+    assert parse_expression("x + y", names=["x", "y", "+", "", "a b", 3]) == x + y
+    assert parse_expression("x*y", names={"x", "y"}) == x * y  # unhashable collections work too
+
+
 def test_parse_error_carries_column():
     with pytest.raises(ParseError) as info:
         parse("x + y*foo")
