@@ -173,14 +173,6 @@ _DIGITS = frozenset("0123456789.")  # first characters of numbers
 _NAME_EXTRA = frozenset("0123456789_")
 
 
-def _require_text(text: object, limits: Limits, what: str) -> str:
-    if not isinstance(text, str):
-        raise ParseError(f"expected {what} text, got {type(text).__name__}")
-    if len(text) > limits.max_chars:
-        raise ParseError(f"{what} is {len(text)} characters long, limit {limits.max_chars}")
-    return text
-
-
 def _bad_name_char(name: str) -> int:
     """Index of the first character not allowed in a name, or -1."""
     if name.isascii():
@@ -212,7 +204,10 @@ def _columns(text: str) -> list[int]:
 
 def _tokenize(text: object, limits: Limits) -> list[str]:
     """Token texts ending with END; enforces the character, text and node limits."""
-    text = _require_text(text, limits, "expression")
+    if not isinstance(text, str):
+        raise ParseError(f"expected expression text, got {type(text).__name__}")
+    if len(text) > limits.max_chars:
+        raise ParseError(f"expression is {len(text)} characters long, limit {limits.max_chars}")
     if text.isascii():
         tokens = _ASCII_TOKEN_RE.findall(text)
         valid = _STRAY_ASCII.isdisjoint(tokens)
@@ -447,65 +442,62 @@ class _Parser:
 
     # -- grammar
 
-    def _sum(self):
-        value = self._product()
-        tokens = self.tokens
-        token = tokens[self.pos]
-        if token != "+" and token != "-":  # the common case: a single term
-            return value
-        expr, const, bound, digits = value
-        while True:
-            at = self.pos
-            token = tokens[at]
-            if token != "+" and token != "-":
-                return expr, const, bound, digits
-            self.pos = at + 1
-            rhs, rhs_const, rhs_bound, rhs_digits = self._product()
-            expr = expr + rhs if token == "+" else expr - rhs
-            const = (const and rhs_const) or expr.is_Number
-            if rhs_bound > bound:
-                bound = rhs_bound
-            digits += rhs_digits
-            if digits > MAX_RESULT_DIGITS:
-                digits = self._measured_digits(expr, at)
-
-    def _product(self):
+    def _sum(self):  # sum and product levels in one function, to save a call per term
         tokens, declared = self.tokens, self.declared
-        at = self.pos
-        value = declared.get(tokens[at])
-        if value is not None and tokens[at + 1] not in _CALL_OR_POWER:  # a declared name: no call needed
-            self.pos = at = at + 1
-        else:
-            value = self._unary()
-            at = self.pos
-        token = tokens[at]
-        if token != "*" and token != "/":  # the common case: a single factor
-            return value
-        expr, const, bound, digits = value
+        sign_at = -1  # the '+' or '-' before the current term (none before the first)
         while True:
             at = self.pos
+            term = declared.get(tokens[at])
+            if term is not None and tokens[at + 1] not in _CALL_OR_POWER:  # a declared name: no call needed
+                self.pos = at = at + 1
+            else:
+                term = self._unary()
+                at = self.pos
             token = tokens[at]
-            if token != "*" and token != "/":
-                return expr, const, bound, digits
-            operand = declared.get(tokens[at + 1])
-            if operand is not None and tokens[at + 2] not in _CALL_OR_POWER:  # a declared name: no call needed
-                self.pos = at + 2
-                rhs, rhs_const, rhs_bound, rhs_digits = operand
+            if token == "*" or token == "/":  # the term is a product
+                expr, const, bound, digits = term
+                while True:
+                    operand = declared.get(tokens[at + 1])
+                    if operand is not None and tokens[at + 2] not in _CALL_OR_POWER:
+                        self.pos = at + 2
+                        rhs, rhs_const, rhs_bound, rhs_digits = operand
+                    else:
+                        self.pos = at + 1
+                        rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
+                    if token == "*":
+                        expr = expr * rhs
+                    else:
+                        if rhs.is_Number and rhs.is_zero:
+                            column = self._column(at)
+                            raise ParseError(f"division by zero at column {column}", column)
+                        expr = expr / rhs
+                    const = (const and rhs_const) or expr.is_Number
+                    bound = bound + rhs_bound
+                    digits += rhs_digits
+                    if digits > MAX_RESULT_DIGITS:
+                        digits = self._measured_digits(expr, at)
+                    at = self.pos
+                    token = tokens[at]
+                    if token != "*" and token != "/":
+                        break
+                term = expr, const, bound, digits
+            if sign_at < 0:
+                if token != "+" and token != "-":  # the common case: a single term
+                    return term
+                total, total_const, total_bound, total_digits = term
             else:
-                self.pos = at + 1
-                rhs, rhs_const, rhs_bound, rhs_digits = self._unary()
-            if token == "*":
-                expr = expr * rhs
-            else:
-                if rhs.is_Number and rhs.is_zero:
-                    column = self._column(at)
-                    raise ParseError(f"division by zero at column {column}", column)
-                expr = expr / rhs
-            const = (const and rhs_const) or expr.is_Number
-            bound = bound + rhs_bound
-            digits += rhs_digits
-            if digits > MAX_RESULT_DIGITS:
-                digits = self._measured_digits(expr, at)
+                rhs, rhs_const, rhs_bound, rhs_digits = term
+                total = total + rhs if tokens[sign_at] == "+" else total - rhs
+                total_const = (total_const and rhs_const) or total.is_Number
+                if rhs_bound > total_bound:
+                    total_bound = rhs_bound
+                total_digits += rhs_digits
+                if total_digits > MAX_RESULT_DIGITS:
+                    total_digits = self._measured_digits(total, sign_at)
+                if token != "+" and token != "-":
+                    return total, total_const, total_bound, total_digits
+            sign_at = at
+            self.pos = at + 1
 
     def _unary(self):  # unary, atom and power levels in one function, to save calls per atom
         tokens = self.tokens
