@@ -40,7 +40,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.canonical import prove_equal
-from fastscore.kernels import Screen, Tape, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import Screen, Tape, classify, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
@@ -127,8 +127,8 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
     """Judge a pair from its values at ``domain.points`` (see module doc)."""
     screened = screen(candidate.values, reference.values, rtol=settings.rtol, k=_EARLY_CHECKS)
     if candidate.expr is None:
-        if screened.unreliable.size:
-            index = int(screened.unreliable[0])
+        if screened.n_unreliable:
+            index = int(screened.worst[0])
             return _different(index, float(candidate.values[index]), float(reference.values[index]), domain)
         n_valid = screened.n_trusted
     else:
@@ -175,10 +175,13 @@ class _Recheck:
         at once, certified by error bounds when possible), then the rest in random
         order.  Points undefined on both sides: a random sample; if one of them is
         defined at high precision (float64 overflow), all of them are re-checked."""
-        unreliable, invalid, top = screened.unreliable, screened.invalid, screened.worst
+        top = screened.worst
         certified = self._certified(top)
         if certified is not None:
             return certified
+        if not (screened.n_unreliable or screened.n_invalid):
+            return 0
+        unreliable, invalid = classify(self.candidate.values, self.reference.values, rtol=self.settings.rtol)
         valid = 0
         if invalid.size:
             shuffled = self.rng.permutation(invalid)

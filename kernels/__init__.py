@@ -7,7 +7,7 @@ or files: arrays in, arrays out."""
 from .bounds import evaluate_bounded
 from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
-from .screen import Screen, screen, worst
+from .screen import Screen, classify, screen, worst
 from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
 from .warm import warm_up
 
@@ -18,6 +18,7 @@ __all__ = [
     "TapeBatch",
     "UnsupportedExpression",
     "accuracy",
+    "classify",
     "compile_tape",
     "evaluate",
     "evaluate_bounded",

@@ -15,7 +15,7 @@ import pytest
 
 from fastscore import equivalence
 from fastscore.equivalence import Domain, Quantity, _separated, judge
-from fastscore.kernels import compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import classify, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.parse import parse_expression
 from fastscore.precision import Precise
 from verdict_corpus import CASES, DIGITS, mp_value, sample
@@ -95,11 +95,12 @@ def test_screen_sorts_points():
     a = np.array([1.0, 2.0, 0.0, np.nan, 5.0, np.inf, np.nan, 1e-300])
     b = np.array([1.0 + 1e-9, 2.1, 0.0, 3.0, np.nan, np.inf, np.nan, 1.0000001e-300])
     screened = screen(a, b, rtol=1e-6, k=3)
-    assert screened.n_trusted == 2  # points 0 and 7 (relative agreement, however small the values)
-    assert screened.unreliable.tolist() == [1, 2, 3, 4]  # disagreement, 0 == 0, one side finite (twice)
-    assert screened.invalid.tolist() == [5, 6]
+    assert screened[:3] == (2, 4, 2)  # trusted: points 0 and 7 (relative agreement, however small the values)
+    unreliable, invalid = classify(a, b, rtol=1e-6)
+    assert unreliable.tolist() == [1, 2, 3, 4]  # disagreement, 0 == 0, one side finite (twice)
+    assert invalid.tolist() == [5, 6]
     assert screened.worst.tolist() == [3, 4, 1]  # NaN on one side (first met first), then 0.1/2.1
-    assert screened.apart.tolist() == [1, 7, 0]  # 0.048, then 1e-7, 1e-9; 0 == 0 never
+    assert screened.apart.tolist() == [7, 0]  # trusted points only: 1e-7, then 1e-9
 
 
 def test_worst_puts_the_largest_disagreement_first():
@@ -144,11 +145,12 @@ def test_cancellation_difference_is_confirmed_at_high_precision():
     assert verdict.equivalent, verdict
 
 
-def test_apart_picks_the_finite_points_that_differ_most():
+def test_apart_picks_the_trusted_points_that_differ_most():
     a = np.array([1.0, 2.0, np.nan, 4.0, 0.0, 7.0])
     b = np.array([1.0, 2.2, 1.0, 4.0 + 4e-6, 1e-300, np.inf])
-    assert screen(a, b, rtol=1e-6, k=2).apart.tolist() == [4, 1]  # relative 1, then 0.09; never equal or non-finite
-    assert screen(a, b, rtol=1e-6, k=8).apart.tolist() == [4, 1, 3]
+    assert screen(a, b, rtol=1e-6, k=1).apart.tolist() == [3]  # the only trusted point with a != b
+    assert screen(a, b, rtol=1e-2, k=8).apart.tolist() == [3]  # point 1 (0.09) is not trusted at 1e-2
+    assert screen(a, b, rtol=0.5, k=8).apart.tolist() == [1, 3]  # it is at 0.5; 0 vs 1e-300 differs by 1
 
 
 def _corpus_pair(case, seed: int):
