@@ -92,12 +92,9 @@ def _screen(a, b, rtol, k):
                 n_apart = _keep(apart_points, apart_scores, n_apart, i, d / m)
         elif kind == UNRELIABLE:
             n_unreliable += 1
-            d, floor = abs(x - y), max(abs(y), TINY)  # d is NaN or inf unless both are finite
-            if d != d or d == math.inf:
-                if n_worst < k or worst_scores[k - 1] < math.inf:
-                    n_worst = _keep(worst_points, worst_scores, n_worst, i, math.inf)
-            elif n_worst < k or d > worst_scores[k - 1] * floor:
-                n_worst = _keep(worst_points, worst_scores, n_worst, i, d / floor)
+            # d > score * floor without dividing; a NaN d (one side not finite) always passes
+            if n_worst < k or not abs(x - y) <= worst_scores[k - 1] * max(abs(y), TINY):
+                n_worst = _keep(worst_points, worst_scores, n_worst, i, _severity(x, y))
         else:
             n_invalid += 1
     return n_trusted, n_unreliable, n_invalid, worst_points[:n_worst], apart_points[:n_apart]
