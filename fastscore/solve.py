@@ -34,7 +34,7 @@ import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
 from fastscore.canonical import count_nodes, guarded_expand
-from fastscore.kernels import compile_tape, evaluate, warm_up
+from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
@@ -175,6 +175,15 @@ def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int) -> np.nd
 @lru_cache(maxsize=1 << 16)
 def _names(expr: se.Basic) -> frozenset[str]:
     return frozenset(s.name for s in expr.free_symbols)
+
+
+def _evaluable(expr: se.Basic) -> bool:
+    """Whether the kernels can evaluate ``expr`` (every node has an instruction)."""
+    try:
+        compile_tape(expr, sorted(_names(expr)))
+    except UnsupportedExpression:
+        return False
+    return True
 
 
 def _add_args(expr: se.Basic) -> tuple[se.Basic, ...]:
@@ -567,7 +576,9 @@ class _Solver:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             self.sympy_left -= time.perf_counter() - started
-        forms = [f for f in forms if not f.has(x) and not f.atoms(se.FunctionSymbol)]
+        # a form in functions the kernels cannot evaluate (LambertW, undefined functions)
+        # is no use: without any other, the unknown is solved numerically
+        forms = [f for f in forms if not f.has(x) and _evaluable(f)]
         return forms or None
 
     def solve_numerically(self, equations, names: list[str]) -> None:
