@@ -18,7 +18,7 @@
 The answer is the first rule in that order that holds.  The rewrites are cheap next
 to the expansions (``as_numer_denom`` above all), so they are computed first: when
 the rewritten sides are the same tree even without the product split, "positive" is
-returned at once (see ``_beyond_zero_rules``).  Rewrites and expansion sizes are
+returned at once (see ``_same_without_splits``).  Rewrites and expansion sizes are
 memoised per subtree, since the reference's subtrees recur in every pair.
 
 Decimal literals are exact rationals (see ``fastscore.parse``), so floats are
@@ -42,10 +42,8 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     a1, b1 = expand_arguments(a), expand_arguments(b)
     if a1 == b1:
         return _zero_rule(a, b) or "arguments"
-    if positive:
-        a2, b2 = _positive_form(a1, positive), _positive_form(b1, positive)
-        if a2 == b2 and _beyond_zero_rules(a1, b1, positive):
-            return "positive"  # known before the expansions, which cost the most
+    if positive and _same_without_splits(a1, b1, positive):
+        return "positive"  # known before the expansions, which cost the most
     rule = _zero_rule(a, b)
     if rule is not None:
         return rule
@@ -54,8 +52,10 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
         if _zero_rule(a1, b1) is not None:
             return "arguments"
         tried = (a1, b1)
-    if positive and (a2, b2) != tried and _zero_rule(a2, b2) is not None:
-        return "positive"
+    if positive:
+        a2, b2 = _positive_form(a1, positive), _positive_form(b1, positive)
+        if (a2, b2) != tried and (a2 == b2 or _zero_rule(a2, b2) is not None):
+            return "positive"
     return None
 
 
@@ -63,10 +63,11 @@ def _positive_form(expr: se.Basic, positive: frozenset[str]) -> se.Basic:
     return expand_arguments(rewrite_positive(expr, positive))
 
 
-def _beyond_zero_rules(a1: se.Basic, b1: se.Basic, positive: frozenset[str]) -> bool:
-    """True when the argument-expanded forms are already the same tree after the positive
-    identities other than ``(x*y)**r = x**r*y**r``, the one ``as_numer_denom`` also applies
-    (``(n/d)**r`` → ``n**r/d**r``, so the "rational" rule proves ``sqrt(x/y)`` against
+def _same_without_splits(a1: se.Basic, b1: se.Basic, positive: frozenset[str]) -> bool:
+    """True when the argument-expanded forms are the same tree after the positive
+    identities other than ``(x*y)**r = x**r*y**r`` (a proof by itself: every identity
+    holds on the domain).  That one is left out because ``as_numer_denom`` also applies
+    it (``(n/d)**r`` → ``n**r/d**r``, so the "rational" rule proves ``sqrt(x/y)`` against
     ``sqrt(x)/sqrt(y)``).  The nodes the other identities rewrite (``(x**p)**q``,
     ``exp(c*log x)``, logarithms) stay whole under expansion and ``as_numer_denom``, so
     the earlier rules do not prove such a pair and "positive" is the name in either

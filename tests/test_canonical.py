@@ -117,7 +117,7 @@ def test_rule_names_with_every_name_positive(lhs, rhs, rule):
 
 
 def test_known_name_difference_from_trying_in_order():
-    """Documented in ``_beyond_zero_rules``: with s = (x**3)**(1/3), expanding uses
+    """Documented in ``_same_without_splits``: with s = (x**3)**(1/3), expanding uses
     s**3 = x**3, and the positive rewrite s -> x makes the sides the same tree; with x
     positive the pair is answered "positive" before the expansion is tried."""
     s = (x**3) ** se.Rational(1, 3)
