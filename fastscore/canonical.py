@@ -27,6 +27,7 @@ hostile ``(a+b+c)**900`` cannot stall the scorer; such pairs fall to the numeric
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from math import comb
 
@@ -35,8 +36,13 @@ import symengine as se
 MAX_EXPANDED_TERMS = 20_000
 
 
-def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset()) -> str | None:
-    """Name of the rule that proves ``a == b`` exactly, or None when no rule does."""
+def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset(),
+                refuted: Callable[[], bool] | None = None) -> str | None:
+    """Name of the rule that proves ``a == b`` exactly, or None when no rule does.
+
+    ``refuted`` is called once the cheap rules have failed, before the expansions: when
+    it returns True (the sides are known to differ somewhere, e.g. a decimal ``pi`` at
+    high precision), no exact proof exists and None is returned at once."""
     if a == b:
         return "identical"
     a1, b1 = expand_arguments(a), expand_arguments(b)
@@ -44,6 +50,8 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
         return _zero_rule(a, b) or "arguments"
     if positive and _same_without_splits(a1, b1, positive):
         return "positive"  # known before the expansions, which cost the most
+    if refuted is not None and refuted():
+        return None
     rule = _zero_rule(a, b)
     if rule is not None:
         return rule

@@ -23,6 +23,9 @@ The ladder, for one pair:
    exact argument: ``proven`` if one is found, else ``numeric``.  No proof is tried
    when the error bounds show the sides are not exactly equal at some point (a fitted
    constant within ``rtol``): no exact argument can exist, the verdict is ``numeric``.
+   When the cheap rules fail, the costly ones (expansions) are skipped if the sides
+   differ at high precision at the point where float64 sees them most apart (a
+   decimal ``pi``: too close for the bounds, far apart at 50 digits).
 5. ``undecided`` when fewer than ``min_finite_points`` valid points remain, or more
    unreliable points than ``max_precise_points`` (all points, by default) could be
    re-checked.
@@ -137,7 +140,9 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
             return outcome
         n_valid = screened.n_trusted + outcome
         inexact = _separated(candidate, reference, domain, screened.apart, rtol=0.0)
-        rule = None if inexact is not None else prove_equal(candidate.expr, reference.expr, positive=domain.positive)
+        rule = None if inexact is not None else prove_equal(
+            candidate.expr, reference.expr, positive=domain.positive,
+            refuted=lambda: _unequal_precisely(candidate, reference, domain, screened.apart, settings.precision_digits))
         if rule is not None:
             return Verdict("proven", rule)
     if n_valid < settings.min_finite_points:
@@ -249,6 +254,22 @@ def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points:
         if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
             return index, a, b
     return None
+
+
+def _unequal_precisely(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray,
+                       digits: int) -> bool:
+    """True when, at the first of ``points``, the exact values of the two sides differ
+    as a ``digits``-digit evaluation shows: by more than a relative ``10**(-digits/2)``,
+    which that evaluation's rounding cannot explain unless half its digits cancel (at a
+    point float64 trusts, a handful at most).  False when it cannot tell."""
+    if not points.size:
+        return False
+    point = domain.point(int(points[0]))
+    a, b = candidate.mp.number(point, digits=digits), reference.mp.number(point, digits=digits)
+    if a is None or b is None:
+        return False
+    scale = max(abs(float(a)), abs(float(b)))
+    return scale > 0 and abs(float(a - b)) > scale * 10.0 ** (-digits / 2)
 
 
 def _different(index: int, va: float, vb: float, domain: Domain) -> Verdict:

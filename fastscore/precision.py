@@ -46,6 +46,15 @@ class Precise:
 
     def value(self, point: Mapping[str, float], *, digits: int) -> float:
         """The value at ``point``, rounded to float; NaN unless finite and real."""
+        result = self.number(point, digits=digits)
+        if result is None:
+            return self._walk(point, digits)
+        value = float(result)
+        return value if value == value and abs(value) != float("inf") else float("nan")
+
+    def number(self, point: Mapping[str, float], *, digits: int) -> se.Basic | None:
+        """The value at ``point`` as a SymEngine number of ``digits`` digits (not
+        rounded to float), or None when SymEngine cannot reduce it to a real number."""
         bits = int(digits * 3.33) + 8
         exact = {symbol: _exact(float(point[name]), bits) for name, symbol in self.symbols.items()}
         try:
@@ -53,11 +62,8 @@ class Precise:
             if type(result).__name__ not in _REAL_NUMBERS:
                 result = result.n(bits, real=True)
         except (RuntimeError, ValueError, TypeError, ArithmeticError):
-            result = None
-        if result is None or type(result).__name__ not in _REAL_NUMBERS:
-            return self._walk(point, digits)
-        value = float(result)
-        return value if value == value and abs(value) != float("inf") else float("nan")
+            return None
+        return result if type(result).__name__ in _REAL_NUMBERS else None
 
     def _walk(self, point: Mapping[str, float], digits: int) -> float:
         if self._walker is None:

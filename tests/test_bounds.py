@@ -13,8 +13,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from fastscore import equivalence
-from fastscore.equivalence import Domain, Quantity, _separated, judge
+from fastscore import canonical, equivalence
+from fastscore.equivalence import Domain, Quantity, Verdict, _separated, judge
 from fastscore.kernels import classify, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.parse import parse_expression
 from fastscore.precision import Precise
@@ -207,3 +207,29 @@ def test_no_proof_is_tried_for_a_fitted_constant(monkeypatch):
     monkeypatch.setattr(equivalence, "prove_equal", forbidden)
     fitted = verdict("0.3333333333333*x*y")  # 1e-13 off, within rtol: equivalent, not exactly
     assert fitted.provenance == "numeric", fitted
+
+
+def test_decimal_pi_skips_the_costly_proof_rules(monkeypatch):
+    """A decimal pi is within float64 rounding of pi (the bounds cannot tell them apart),
+    but differs at high precision: the expansions are never tried, the verdict is numeric."""
+    names = ("x", "y")
+    points = np.random.default_rng(6).uniform(1, 2, (2, 300))
+    domain = Domain(names=names, points=points, sampled=names, positive=frozenset(names))
+    reference = Quantity.bounded(parse_expression("pi*x*y/(x + y)", names=names), domain)
+
+    def verdict(text: str):
+        candidate = parse_expression(text, names=names)
+        tape = compile_tape(candidate, names)
+        return judge(Quantity(candidate, evaluate(tape, points), tape), reference, domain=domain)
+
+    calls = []
+    real_zero_rule = canonical._zero_rule
+    monkeypatch.setattr(canonical, "_zero_rule", lambda a, b: calls.append((a, b)) or real_zero_rule(a, b))
+    assert verdict("x*y*pi/(y + x)").provenance == "proven"
+    assert verdict("pi/(1/x + 1/y)") == Verdict("proven", "rational")  # exact: the expansions run
+    assert calls
+    calls.clear()
+    decimal = verdict("3.141592653589793/(1/x + 1/y)")
+    assert decimal.provenance == "numeric", decimal
+    assert not calls, "an expansion was tried for a pair that differs at high precision"
+

@@ -124,3 +124,11 @@ def test_known_name_difference_from_trying_in_order():
     lhs, rhs = (s + 1) ** 3 - 3 * s**2 - 3 * s + 3 * x**2 + 3 * x, (x + 1) ** 3
     assert prove_equal(lhs, rhs) == "expand"
     assert prove_equal(lhs, rhs, positive=frozenset("x")) == "positive"
+
+
+def test_a_refuted_pair_is_not_proven_but_cheap_rules_still_answer():
+    refuted = lambda: True  # noqa: E731
+    assert prove_equal((x + y) ** 2, x**2 + 2 * x * y + y**2, refuted=refuted) is None
+    assert prove_equal((x + y) ** 2, x**2 + 2 * x * y + y**2) == "expand"
+    assert prove_equal(x * y, y * x, refuted=refuted) == "identical"
+    assert prove_equal(se.exp(se.log(x)) * y, x * y, positive=frozenset("xy"), refuted=refuted) == "positive"
