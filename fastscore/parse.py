@@ -359,17 +359,43 @@ def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool,
 
 _cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
 
+GROUP_MEMO_SIZE = 1024
+"""Parenthesised sums remembered per set of names and limits (see ``_group_memo``)."""
+GROUP_MAX_TOKENS = 64
+"""Longer parenthesised sums are not remembered (nor looked up)."""
+
+
+@lru_cache(maxsize=64)
+def _group_memo(names: Collection[str], allow_new: bool, limits: Limits) -> dict[tuple[str, ...], tuple]:
+    """Parsed parenthesised sums by their tokens, for one set of declared names and
+    limits: submissions to one problem share most of their parenthesised parts (half
+    of the tokens of the benchmark's submissions lie in a part seen before)."""
+    return {}
+
+
+def _closing_parentheses(tokens: list[str]) -> dict[int, int]:
+    """Index of each '(' -> index of its ')' (unmatched ones left out)."""
+    closing, opened = {}, []
+    for i, token in enumerate(tokens):
+        if token == "(":
+            opened.append(i)
+        elif token == ")" and opened:
+            closing[opened.pop()] = i
+    return closing
+
 
 class _Parser:
-    __slots__ = ("declared", "allow_new", "limits", "text", "tokens", "offset", "pos", "room")
+    __slots__ = ("declared", "allow_new", "limits", "memo", "text", "tokens", "offset", "pos", "room", "closing")
 
     def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
         if isinstance(names, str):
             raise TypeError("names must be a collection of names, not a string")
         try:  # the same names (a problem's knowns) come again and again
             self.declared = _cached_declared_values(names)
+            self.memo = _group_memo(names, allow_new, limits)
         except TypeError:  # unhashable
             self.declared = _declared_values(names)
+            self.memo = {}
         self.allow_new = allow_new
         self.limits = limits
 
@@ -378,6 +404,7 @@ class _Parser:
         ``text`` from index ``offset`` on."""
         self.text, self.tokens, self.offset, self.pos = text, tokens, offset, 0
         self.room = self.limits.max_depth  # nesting levels left
+        self.closing = None  # see _recall
         try:
             expr, _, bound, _ = self._sum()
             if tokens[self.pos] != _END:
@@ -445,6 +472,29 @@ class _Parser:
                 f"number at column {column} has about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}", column
             )
         return digits
+
+    def _recall(self, opening: int):
+        """The parsed sum between the '(' at ``opening`` and its ')' when the same tokens
+        were parsed before (``self.pos`` then moves past the ')'), else None."""
+        closing = self.closing
+        if closing is None:
+            closing = self.closing = _closing_parentheses(self.tokens)
+        close = closing.get(opening)
+        if close is None or close - opening > min(self.room, GROUP_MAX_TOKENS):  # a nesting level takes a token
+            return None
+        parsed = self.memo.get(tuple(self.tokens[opening + 1:close]))
+        if parsed is not None:
+            self.pos = close + 1
+        return parsed
+
+    def _remember(self, opening: int, parsed) -> None:
+        """Keep ``parsed``, the sum between the '(' at ``opening`` and the ')' at ``self.pos``."""
+        if self.pos - opening > GROUP_MAX_TOKENS:
+            return
+        memo = self.memo
+        if len(memo) >= GROUP_MEMO_SIZE:
+            memo.clear()
+        memo[tuple(self.tokens[opening + 1:self.pos])] = parsed
 
     # -- grammar
 
@@ -530,11 +580,14 @@ class _Parser:
             self.room -= 1
             if self.room < 0:
                 raise self._too_deep(at)
-            self.pos = at + 1
-            base = self._sum()
-            if tokens[self.pos] != ")":
-                raise self._unclosed(at)
-            self.pos += 1
+            base = self._recall(at)
+            if base is None:
+                self.pos = at + 1
+                base = self._sum()
+                if tokens[self.pos] != ")":
+                    raise self._unclosed(at)
+                self._remember(at, base)
+                self.pos += 1
             self.room += 1
         else:
             base = self._atom(at)
@@ -597,16 +650,22 @@ class _Parser:
         self.room -= 1
         if self.room < 0:
             raise self._too_deep(opening)
-        self.pos = opening + 1
-        args = []
-        if self.tokens[self.pos] != ")":
-            args.append(self._sum())
-            while self.tokens[self.pos] == ",":
-                self.pos += 1
+        recalled = self._recall(opening)
+        if recalled is not None:  # a single argument parsed before
+            args = [recalled]
+        else:
+            self.pos = opening + 1
+            args = []
+            if self.tokens[self.pos] != ")":
                 args.append(self._sum())
-        if self.tokens[self.pos] != ")":
-            raise self._unclosed(opening)
-        self.pos += 1
+                while self.tokens[self.pos] == ",":
+                    self.pos += 1
+                    args.append(self._sum())
+            if self.tokens[self.pos] != ")":
+                raise self._unclosed(opening)
+            if len(args) == 1:
+                self._remember(opening, args[0])
+            self.pos += 1
         self.room += 1
         if len(args) not in arities:
             expected = " or ".join(str(n) for n in arities)

@@ -7,6 +7,7 @@ import sys
 import pytest
 import symengine as se
 
+import fastscore.parse as parse_module
 from fastscore.parse import (
     DEFAULT_LIMITS,
     FUNCTIONS,
@@ -515,6 +516,55 @@ def test_depth_limit_boundary():
         parse("(" * 65 + "x" + ")" * 65)
     with pytest.raises(ParseError, match="nesting deeper than 3"):
         parse("sin(cos(-(x)))", limits=Limits(max_depth=3))
+
+
+# --------------------------------------------------------------------------- remembered groups
+
+
+@pytest.fixture
+def sum_calls(monkeypatch):
+    """Counts the sums parsed (a remembered parenthesised sum is not parsed again)."""
+    calls = []
+    real = parse_module._Parser._sum
+    monkeypatch.setattr(parse_module._Parser, "_sum", lambda self: calls.append(self.pos) or real(self))
+    parse_module._group_memo.cache_clear()
+    return calls
+
+
+def test_a_remembered_group_gives_what_a_fresh_parse_gives(sum_calls):
+    texts = ["(x + y)*z", "sin(x + y)/(x + y)**2", "-(x + y)", "(x + y)**(x + y)", "exp((x + y)) - (2*x)",
+             "(2*x)/(2*x + 1)", "atan2(x + y, 2*x)", "log(x + y, 2) + (x + y)"]
+    fresh = []
+    for text in texts:
+        parse_module._group_memo.cache_clear()
+        fresh.append(parse(text))
+    parse_module._group_memo.cache_clear()
+    sum_calls.clear()
+    assert [parse(text) for text in texts] == fresh
+    remembered = len(sum_calls)
+    sum_calls.clear()
+    assert [parse(text) for text in texts] == fresh
+    assert len(sum_calls) < remembered  # the groups came from memory
+    assert parse("((x + y))") == x + y
+
+
+def test_depth_limit_holds_for_a_remembered_group(sum_calls):
+    limits = Limits(max_depth=5)
+    assert parse("(-(-(x)))", limits=limits) == x  # remembered at depth 1
+    with pytest.raises(ParseError, match="nesting deeper than 5"):
+        parse("-(-(-(x)))", limits=limits)  # the same group, two levels deeper
+
+
+def test_remembered_groups_are_kept_apart_by_names(sum_calls):
+    assert parse("(x + y)", names=("x", "y")) == x + y
+    with pytest.raises(ParseError, match="unknown name 'y'"):
+        parse("(x + y)", names=("x",))
+    assert parse("(x + w)", allow_new_names=True) == x + symbol("w")
+    with pytest.raises(ParseError, match="unknown name 'w'"):
+        parse("(x + w)")
+    assert parse("(x**5)") == x**5
+    with pytest.raises(ParseError, match="exceeds limit 4"):
+        parse("(x**5)", limits=Limits(max_exponent=4))
 
 
 def test_huge_depth_limit_never_leaks_recursion_error():
