@@ -29,6 +29,10 @@ from fastscore.tables import SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
+_NO_METRICS = {column: value for prefix in SCORED_SPLITS
+               for column, value in ((f"{prefix}_acc", False), *((f"{prefix}_{name}", None) for name in METRICS))}
+"""The split metric columns of a score row, as when a law has no values."""
+_JSON = json.JSONEncoder(sort_keys=True).encode
 
 
 @dataclass
@@ -136,7 +140,7 @@ def _text(value) -> str | None:
     if value is None:
         return None
     if isinstance(value, Mapping):
-        return json.dumps(dict(value), sort_keys=True)
+        return _JSON(dict(value))
     text = str(value).strip()
     return text or None
 
@@ -320,10 +324,8 @@ def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcom
         "complexity_total": sum(nodes) if nodes else None,
         "parse_solve_seconds": candidate.seconds,
     }
-    for prefix in SCORED_SPLITS:
-        fields[f"{prefix}_acc"] = bool(outcome.metrics.get(f"{prefix}_acc", False))
-        for name in METRICS:
-            fields[f"{prefix}_{name}"] = outcome.metrics.get(f"{prefix}_{name}")
+    fields.update(_NO_METRICS)
+    fields.update(outcome.metrics)
     return fields
 
 
@@ -338,4 +340,4 @@ def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int)
 
 
 def _json(value) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True)
+    return None if value is None else _JSON(value)
