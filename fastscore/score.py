@@ -20,6 +20,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.canonical import count_nodes
+from fastscore.collector import paused
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
 from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
@@ -77,8 +78,14 @@ class ScoreMemo:
 def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Settings = DEFAULT_SETTINGS,
                memo: ScoreMemo | None = None) -> tuple[list[dict], list[dict]]:
     """Score submissions to one problem: returns (score rows, probe rows).  ``memo``
-    carries results across calls (identical submissions are scored once)."""
-    memo = ScoreMemo() if memo is None else memo
+    carries results across calls (identical submissions are scored once).  The garbage
+    collector is paused meanwhile (``fastscore.collector``)."""
+    with paused():
+        return _score_task(reference, rows, settings, ScoreMemo() if memo is None else memo)
+
+
+def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Settings,
+                memo: ScoreMemo) -> tuple[list[dict], list[dict]]:
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
     for row in rows:

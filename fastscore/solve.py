@@ -19,7 +19,6 @@ Dulmage-Mendelsohn style decomposition) and solved block by block:
 
 from __future__ import annotations
 
-import gc
 import math
 import signal
 import threading
@@ -34,6 +33,7 @@ import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
 from fastscore.canonical import count_nodes, guarded_expand
+from fastscore.collector import paused
 from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
 
@@ -699,13 +699,8 @@ def solve_mechanism(
     caller's heap) is charged to the budget.
     """
     warm_up()
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         return _solve_mechanism(equations, set(knowns), target, points, budget)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _solve_mechanism(equations, known: set[str], target: str, points, budget: float) -> Solution:
