@@ -12,7 +12,9 @@ The ladder, for one pair:
 2. **certified difference**: at the unreliable points where the sides disagree most,
    the candidate is re-run with a running error bound (``kernels.bounds``; the
    reference's bounds are computed once per problem).  A disagreement far larger than
-   both bounds is not a float64 artefact: ``different``, with that point.
+   both bounds is not a float64 artefact: ``different``, with that point.  When those
+   points include one defined on one side only (which bounds cannot certify), the
+   worst points defined on both sides are tried too.
 3. **high precision**: every other unreliable point is re-evaluated with SymEngine
    MPFR / mpmath at ``precision_digits`` digits: the worst few first, so a real
    difference shows at once, then the rest.  Points undefined on both sides in float64
@@ -187,6 +189,9 @@ class _Recheck:
         if not (screened.n_unreliable or screened.n_invalid):
             return 0
         unreliable, invalid = classify(self.candidate.values, self.reference.values, rtol=self.settings.rtol)
+        certified = self._certified_where_finite(unreliable, top)
+        if certified is not None:
+            return certified
         valid = 0
         if invalid.size:
             shuffled = self.rng.permutation(invalid)
@@ -219,6 +224,17 @@ class _Recheck:
         beyond ``rtol``, or None."""
         separated = _separated(self.candidate, self.reference, self.domain, points, rtol=self.settings.rtol)
         return None if separated is None else _different(*separated, self.domain)
+
+    def _certified_where_finite(self, unreliable: np.ndarray, top: np.ndarray) -> Verdict | None:
+        """``_certified`` at the worst of the ``unreliable`` points that are finite on both
+        sides, when the ``top`` points include one defined on one side only (error bounds
+        cannot certify such a point; high precision can, at a far higher cost)."""
+        a, b = self.candidate.values, self.reference.values
+        if self.candidate.tape is None or self.reference.errors is None or (
+                np.isfinite(a[top]).all() and np.isfinite(b[top]).all()):
+            return None  # no bounds, or the worst finite points were tried already
+        finite = unreliable[np.isfinite(a[unreliable]) & np.isfinite(b[unreliable])]
+        return self._certified(worst(a, b, finite, _EARLY_CHECKS)) if finite.size else None
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""

@@ -131,6 +131,27 @@ def test_certified_difference_needs_no_high_precision(monkeypatch):
     assert example["reference"] == pytest.approx(x * y, rel=1e-12)
 
 
+
+def test_a_difference_beside_points_defined_on_one_side_needs_no_high_precision(monkeypatch):
+    """The worst points are those where only the reference is defined (no bound certifies
+    them); the difference is certified at the worst points defined on both sides."""
+    names = ("x", "y")
+    rng = np.random.default_rng(4)
+    domain = Domain(names=names, points=rng.uniform(1, 2, (2, 300)), sampled=names, positive=frozenset(names))
+    candidate = parse_expression("x*y + sqrt(x - 1.5)", names=names)  # undefined for x < 1.5
+    reference = Quantity.bounded(parse_expression("x*y", names=names), domain)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("high precision used")
+
+    monkeypatch.setattr(Precise, "value", forbidden)
+    tape = compile_tape(candidate, names)
+    verdict = judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+    assert verdict.provenance == "different", verdict
+    example = verdict.counterexample
+    assert example["x"] > 1.5
+    assert example["candidate"] == pytest.approx(example["x"] * example["y"] + math.sqrt(example["x"] - 1.5))
+
 def test_cancellation_difference_is_confirmed_at_high_precision():
     """Float64 says the sides differ (cancellation), the bounds cannot certify it, and
     high precision finds them equal: the pair is equivalent."""
