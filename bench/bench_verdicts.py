@@ -173,6 +173,16 @@ def run_fastscore(references, batches, *, profile: bool):
     return (seconds, wall), rows_out, (_profile_report(profiler) if profiler else None)
 
 
+def machine_check() -> float:
+    """CPU seconds of a fixed pure-Python loop: how fast the shared machine runs Python
+    right now (the same code took 0.22-0.37 s here from minute to minute)."""
+    started = time.process_time()
+    total = 0
+    for i in range(3_000_000):
+        total += i * i % 7
+    return time.process_time() - started
+
+
 # (module file, function) of the stages whose cumulative share of ``score_task`` is reported
 STAGES = [
     ("score.py", "score_task", "score_task (everything)"),
@@ -313,7 +323,10 @@ def main(argv=None) -> int:
 
     _log(f"setup: load {load_seconds:.2f} s, references {reference_seconds:.2f} s, warm {warm_seconds:.2f} s, "
          f"{n_unique} unique submissions")
-    passes = [run_fastscore(references, batches, profile=False) for _ in range(PASSES)]
+    checks, passes = [], []
+    for _ in range(PASSES):
+        checks.append(machine_check())
+        passes.append(run_fastscore(references, batches, profile=False))
     _log(f"fastscore passes (cpu, wall): {[p[0] for p in passes]}")
     seconds, wall = sorted(p[0] for p in passes)[PASSES // 2]  # median pass (by CPU time)
     rows = passes[0][1]
@@ -334,7 +347,7 @@ def main(argv=None) -> int:
 
     profile = run_fastscore(references, batches, profile=True)[2] if args.profile else None
     text = _report(args, n_unique=n_unique, n_problems=len(references), seconds=seconds,
-                   all_seconds=[p[0] for p in passes], wall=wall, rate=rate, load=load_seconds,
+                   all_seconds=[p[0] for p in passes], checks=checks, wall=wall, rate=rate, load=load_seconds,
                    build=reference_seconds, warm=warm_seconds, sympy_times=sympy_times, timeouts=timeouts,
                    numba_times=numba_times, sympy_rate=sympy_rate, numba_rate=numba_rate,
                    verdicts=verdicts, confusion=confusion, suspects=suspects, profile=profile)
@@ -360,7 +373,7 @@ def _tally(batches, rows):
     return verdicts, confusion, suspects
 
 
-def _report(args, *, n_unique, n_problems, seconds, all_seconds, wall, rate, load, build, warm, sympy_times,
+def _report(args, *, n_unique, n_problems, seconds, all_seconds, checks, wall, rate, load, build, warm, sympy_times,
             timeouts, numba_times, sympy_rate, numba_rate, verdicts, confusion, suspects, profile) -> str:
     sympy_median, numba_median = statistics.median(sympy_times), statistics.median(numba_times)
     lines = [
@@ -390,6 +403,8 @@ def _report(args, *, n_unique, n_problems, seconds, all_seconds, wall, rate, loa
         "core on a shared machine; wall-clock is given for the fastscore passes.  ",
         f"fastscore passes, CPU s (wall s): {', '.join(f'{c:.2f} ({w:.2f})' for c, w in all_seconds)}; "
         f"median pass {seconds:.2f} s CPU, {wall:.2f} s wall ({n_unique / wall:,.0f}/s wall).  ",
+        "Machine check just before each pass (`machine_check`: a fixed pure-Python loop, CPU s; the "
+        f"same loop took 0.22 s on a quiet machine): {', '.join(f'{c:.2f}' for c in checks)}.  ",
         f"SymPy per-submission seconds: min {min(sympy_times):.3f}, median {sympy_median:.3f}, "
         f"max {max(sympy_times):.3f}; simplify timeouts ({SIMPLIFY_SECONDS} s): {timeouts}.  ",
         f"Numba per-formula seconds: min {min(numba_times):.3f}, median {numba_median:.3f}, "
