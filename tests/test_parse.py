@@ -777,3 +777,14 @@ print("sympy" in sys.modules)
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("text", [
+    "x/(x - x)", "log(x - x)", "(y - y)**(-1)", "atan2(0, 0)", "x + tan(pi/2)", "0**(-1)*x",
+    "x*(1/(2 - 2))", "sqrt(x)*acos(3)", "exp(x)/(exp(x) - exp(x))", "(x - x)**(1 - 2)", "x*log(0*y)",
+    "(0*x)**(-2) + y", "atanh(1)*x", "x**(1/(1 - 1))",
+])
+def test_non_finite_constants_are_rejected_where_built(text):
+    """No result holds ``zoo`` or ``nan``: each is rejected at the operation making it."""
+    with pytest.raises(ParseError):
+        parse(text)
