@@ -19,7 +19,8 @@ from fastscore.kernels import (
     pack,
     split_metrics,
 )
-from fastscore.kernels import jit, opcodes
+from fastscore.kernels import evaluate_bounded, jit, opcodes
+from fastscore.kernels.evaluate import SHARED
 
 RNG = np.random.default_rng(20240601)
 N = 700  # more than two kernel blocks, not a multiple of the block size
@@ -318,6 +319,32 @@ def test_batch_equals_each_tape_alone():
     assert evaluate(pack([]), X).shape == (0, N)
     assert evaluate(batch, X[:, :0]).shape == (len(tapes), 0)
 
+
+
+def test_costly_parts_shared_in_a_batch_give_each_tape_its_own_values():
+    """Results of library calls recur across the tapes of a batch and are reused, more
+    of them than a block keeps; every row is bit for bit the tape's own evaluation (the
+    scalar interpreter of ``evaluate_bounded``, which shares nothing)."""
+    names = ["x", "y", "z"]
+    x, y, z = sym("x y z")
+    exprs = []
+    for c in range(1, 8):
+        exprs += [se.sin(x) * c + y, se.exp(-x / y) * z + c, (x + y) ** se.Rational(1, c + 2) * z,
+                  se.atan2(y, x + c) + se.sin(x), x ** (y + c) + se.log(z), se.sin(x) * se.cos(se.sin(x))]
+    exprs += [se.cos(x + k) * se.sin(x) for k in range(SHARED + 20)]  # more than a block keeps
+    tapes = [compile_tape(e, names) for e in exprs]
+    X = RNG.uniform(0.5, 2.0, (3, N))
+    together = evaluate(tapes, X)
+    for tape, row in zip(tapes, together):
+        alone, _ = evaluate_bounded(tape, X, np.arange(N))
+        assert np.array_equal(row.view(np.int64), alone.view(np.int64))
+
+
+def test_parts_differing_only_in_the_sign_of_a_zero_are_not_shared():
+    x = se.Symbol("x")
+    tapes = [compile_tape(se.atan2(se.RealDouble(zero), x), ["x"]) for zero in (0.0, -0.0, 0.0)]
+    rows = evaluate(tapes, np.full((1, 5), -2.0))
+    assert rows[:, 0].tolist() == [np.pi, -np.pi, np.pi]
 
 def test_x_with_too_few_rows_is_rejected():
     tape = compile_tape(x * z, ["x", "y", "z"])
