@@ -12,9 +12,11 @@ The ladder, for one pair:
 2. **certified difference**: at the unreliable points where the sides disagree most,
    the candidate is re-run with a running error bound (``kernels.bounds``; the
    reference's bounds are computed once per problem).  A disagreement far larger than
-   both bounds is not a float64 artefact: ``different``, with that point.  When those
-   points include one defined on one side only (which bounds cannot certify), the
-   worst points defined on both sides are tried too.
+   both bounds is not a float64 artefact: ``different``, with that point; so is a point
+   where one side is certainly undefined (a function of an operand certainly outside
+   its domain) and the other certainly defined.  When the worst points include one
+   defined on one side only that the bounds cannot certify, the worst points defined
+   on both sides are tried too.
 3. **high precision**: every other unreliable point is re-evaluated with SymEngine
    MPFR / mpmath at ``precision_digits`` digits: the worst few first, so a real
    difference shows at once, then the rest.  Points undefined on both sides in float64
@@ -227,8 +229,8 @@ class _Recheck:
 
     def _certified_where_finite(self, unreliable: np.ndarray, top: np.ndarray) -> Verdict | None:
         """``_certified`` at the worst of the ``unreliable`` points that are finite on both
-        sides, when the ``top`` points include one defined on one side only (error bounds
-        cannot certify such a point; high precision can, at a far higher cost)."""
+        sides, when the ``top`` points include one defined on one side only (which error
+        bounds cannot always certify; high precision can, at a far higher cost)."""
         a, b = self.candidate.values, self.reference.values
         if self.candidate.tape is None or self.reference.errors is None or (
                 np.isfinite(a[top]).all() and np.isfinite(b[top]).all()):
@@ -257,19 +259,32 @@ class _Recheck:
 def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray, *,
                rtol: float) -> tuple[int, float, float] | None:
     """The first of ``points`` where the exact values of the two sides differ by more
-    than ``rtol`` (relative), as the float64 error bounds prove: (point, candidate
-    value, reference value); None if no point is proven so (or bounds are missing).
-    With ``rtol=0``: a point where the sides are provably not exactly equal."""
+    than ``rtol`` (relative), or exist on one side only, as the float64 error bounds
+    prove: (point, candidate value, reference value); None if no point is proven so (or
+    bounds are missing).  With ``rtol=0``: a point where the sides are provably not
+    exactly equal."""
     tape, errors = candidate.tape, reference.errors
     if tape is None or errors is None or not points.size:
         return None
     values, bounds = evaluate_bounded(tape, domain.points, points)
     for index, a, ea in zip(points.tolist(), values.tolist(), bounds.tolist()):
         b, eb = float(reference.values[index]), float(errors[index])
+        if _undefined(a, ea) and _defined(b, eb) or _undefined(b, eb) and _defined(a, ea):
+            return index, a, b  # defined on one side only
         margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
         if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
             return index, a, b
     return None
+
+
+def _undefined(value: float, bound: float) -> bool:
+    """Certainly no real value (``kernels.bounds``: NaN with a bound of 0)."""
+    return bound == 0.0 and value != value
+
+
+def _defined(value: float, bound: float) -> bool:
+    """Certainly a finite real value (finite, with a finite bound)."""
+    return math.isfinite(value) and math.isfinite(bound)
 
 
 def _unequal_precisely(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray,

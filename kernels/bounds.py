@@ -18,6 +18,13 @@ while errors are tiny, so a function whose operand or result is off by more than
 ``LINEAR_LIMIT`` (relative) gets an infinite bound ("unknown").  Non-finite values
 and domain edges (``sqrt`` of an uncertain 0, ``sign`` of an uncertain 0, ``atan2`` on
 its branch cut) also give infinite bounds.
+
+A NaN value with a bound of 0.0 is certain: the formula has no real value at that
+point, because a function met an operand certainly outside its domain (``sqrt``,
+``log``, ``cbrt`` or a fractional power of a value below minus its bound; ``asin``,
+``acos``, ``atanh`` beyond 1 by more than the bound; ``acosh`` below 1), or a folded
+constant is not real, and nothing undefined becomes defined again (the high-precision
+evaluators treat an undefined part the same way).  Any other NaN gets ``inf``.
 """
 from __future__ import annotations
 
@@ -48,7 +55,8 @@ INF = math.inf
 
 def evaluate_bounded(tape: Tape, X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Values of ``tape`` at the points ``X[:, columns]`` and bounds on their absolute
-    errors (``inf`` where no bound is known)."""
+    errors (``inf`` where no bound is known; 0.0 with a NaN value where the formula is
+    certainly undefined)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     columns = np.ascontiguousarray(columns, dtype=np.int64)
     values, errors = np.empty(columns.size), np.empty(columns.size)
@@ -61,6 +69,7 @@ def evaluate_bounded(tape: Tape, X: np.ndarray, columns: np.ndarray) -> tuple[np
 def _bounded(ops, args, depth, X, columns, values, errors):
     v = np.empty(depth + 1)
     e = np.empty(depth + 1)
+    undefined = np.empty(depth + 1, dtype=np.bool_)  # certainly no real value (see module doc)
     for j in range(columns.size):
         p = columns[j]
         sp = -1
@@ -71,12 +80,15 @@ def _bounded(ops, args, depth, X, columns, values, errors):
                 sp += 1
                 v[sp] = X[int(a), p]
                 e[sp] = 0.0
+                undefined[sp] = False
             elif code == op.PUSH_CONST:
                 sp += 1
                 v[sp] = a
                 e[sp] = abs(a) * U + ETA  # a folded constant may have underflowed
+                undefined[sp] = math.isnan(a)  # a constant that is not real
             elif code <= op.ATAN2:
                 sp -= 1
+                undefined[sp] = undefined[sp] or undefined[sp + 1]
                 v[sp], e[sp] = _binary(code, v[sp], e[sp], v[sp + 1], e[sp + 1])
             elif code <= op.RDIV_V:
                 x = X[int(a), p]
@@ -94,6 +106,8 @@ def _bounded(ops, args, depth, X, columns, values, errors):
                     v[sp], e[sp] = _binary(op.DIV, x, 0.0, v[sp], e[sp])
             elif code <= op.RDIV_C:
                 c, ec = a, abs(a) * U + ETA
+                if math.isnan(c):  # a constant that is not real
+                    undefined[sp] = True
                 if code == op.ADD_C:
                     v[sp], e[sp] = _binary(op.ADD, v[sp], e[sp], c, ec)
                 elif code == op.MUL_C:
@@ -101,6 +115,8 @@ def _bounded(ops, args, depth, X, columns, values, errors):
                 elif code == op.DIV_C:
                     v[sp], e[sp] = _binary(op.DIV, v[sp], e[sp], c, ec)
                 elif code == op.POW_C:
+                    if c != math.floor(c) and _below(v[sp], e[sp], 0.0):  # fractional power of a negative
+                        undefined[sp] = True
                     v[sp], e[sp] = _binary(op.POW, v[sp], e[sp], c, ec)
                 elif code == op.RSUB_C:
                     v[sp], e[sp] = _binary(op.SUB, c, ec, v[sp], e[sp])
@@ -109,9 +125,38 @@ def _bounded(ops, args, depth, X, columns, values, errors):
             elif code == op.POWI:
                 v[sp], e[sp] = _powi(v[sp], e[sp], int(a))
             else:
+                if _outside_domain(code, v[sp], e[sp]):
+                    undefined[sp] = True
                 v[sp], e[sp] = _unary(code, v[sp], e[sp])
         values[j] = v[0]
-        errors[j] = e[0] if math.isfinite(v[0]) and math.isfinite(e[0]) else INF
+        if math.isnan(v[0]) and undefined[0]:
+            errors[j] = 0.0
+        else:
+            errors[j] = e[0] if math.isfinite(v[0]) and math.isfinite(e[0]) else INF
+
+
+@kernel
+def _below(a, ea, limit):
+    """Whether every value within ``ea`` of ``a`` is below ``limit`` (0 or 1), allowing
+    for the rounding of ``limit - a``."""
+    if not (math.isfinite(a) and math.isfinite(ea)):
+        return False
+    if limit == 0.0:
+        return a < 0.0 and -a > ea
+    return limit - a > 2.0 * ea + 4.0 * U * abs(a)
+
+
+@kernel
+def _outside_domain(code, a, ea):
+    """Whether a one-argument function certainly has no real value at ``a`` (known
+    within ``ea``)."""
+    if code == op.SQRT or code == op.LOG or code == op.CBRT:
+        return _below(a, ea, 0.0)
+    if code == op.ASIN or code == op.ACOS or code == op.ATANH:
+        return math.isfinite(a) and math.isfinite(ea) and abs(a) - 1.0 > 2.0 * ea + 4.0 * U * abs(a)
+    if code == op.ACOSH:
+        return _below(a, ea, 1.0)
+    return False
 
 
 @kernel

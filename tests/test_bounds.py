@@ -44,6 +44,9 @@ def test_bounds_hold_against_high_precision_on_the_corpus():
             for j in range(POINTS_PER_FORMULA):
                 exact = mp_value(text, {n: mpmath.mpf(float(points[i, j])) for i, n in enumerate(case.names)})
                 checked += 1
+                if bounds[j] == 0.0 and math.isnan(values[j]):  # claimed certainly undefined
+                    assert exact is None, (text, points[:, j])
+                    continue
                 if exact is None or not math.isfinite(bounds[j]):
                     continue
                 finite += 1
@@ -132,25 +135,57 @@ def test_certified_difference_needs_no_high_precision(monkeypatch):
 
 
 
-def test_a_difference_beside_points_defined_on_one_side_needs_no_high_precision(monkeypatch):
-    """The worst points are those where only the reference is defined (no bound certifies
-    them); the difference is certified at the worst points defined on both sides."""
+def _judged_without_high_precision(monkeypatch, candidate_text: str, reference_text: str):
     names = ("x", "y")
     rng = np.random.default_rng(4)
     domain = Domain(names=names, points=rng.uniform(1, 2, (2, 300)), sampled=names, positive=frozenset(names))
-    candidate = parse_expression("x*y + sqrt(x - 1.5)", names=names)  # undefined for x < 1.5
-    reference = Quantity.bounded(parse_expression("x*y", names=names), domain)
+    candidate = parse_expression(candidate_text, names=names)
+    reference = Quantity.bounded(parse_expression(reference_text, names=names), domain)
 
     def forbidden(*args, **kwargs):
         raise AssertionError("high precision used")
 
     monkeypatch.setattr(Precise, "value", forbidden)
     tape = compile_tape(candidate, names)
-    verdict = judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+    return judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+
+
+def test_a_point_certainly_undefined_on_one_side_needs_no_high_precision(monkeypatch):
+    """sqrt of an operand certainly below 0: no real value there, while the reference
+    certainly has one: different, at that point."""
+    verdict = _judged_without_high_precision(monkeypatch, "x*y + sqrt(x - 1.5)", "x*y")
+    assert verdict.provenance == "different", verdict
+    assert verdict.counterexample["x"] < 1.5 and math.isnan(verdict.counterexample["candidate"])
+    assert verdict.reason == "defined at the counterexample on one side only"
+
+
+def test_a_difference_beside_overflowing_points_needs_no_high_precision(monkeypatch):
+    """The worst points are where the candidate overflows (exactly finite, so no bound
+    certifies them); the difference is certified at the worst points finite on both sides."""
+    verdict = _judged_without_high_precision(monkeypatch, "x*y + exp(400*x)", "x*y")  # inf for x > 1.77
     assert verdict.provenance == "different", verdict
     example = verdict.counterexample
-    assert example["x"] > 1.5
-    assert example["candidate"] == pytest.approx(example["x"] * example["y"] + math.sqrt(example["x"] - 1.5))
+    assert math.isfinite(example["candidate"]) and example["x"] < 1.78
+    assert example["candidate"] == pytest.approx(example["x"] * example["y"] + math.exp(400 * example["x"]))
+
+
+def test_certainly_undefined_values_are_undefined_at_high_precision():
+    """A NaN with a bound of 0 is claimed only where the formula has no real value."""
+    cases = [("sqrt(x - y)", 1.0, 2.0), ("log(x - y)", 1.0, 2.0), ("cbrt(x - y)", 1.0, 2.0),
+             ("(x - y)**0.5 + x", 1.0, 2.0), ("(x - y)**(1/4)", 1.0, 1.5), ("asin(x*y)", 1.5, 1.0),
+             ("acos(x + y)", 0.5, 0.6), ("atanh(x/y)", 3.0, 2.0), ("acosh(x - y)", 1.5, 1.0),
+             ("x*sqrt(x - 3*y) + y", 2.0, 1.0), ("exp(log(y - x))", 2.0, 1.0)]
+    for text, x, y in cases:
+        value, bound = _bounded(text, ("x", "y"), x=x, y=y)
+        assert math.isnan(value) and bound == 0.0, (text, value, bound)
+        with mpmath.workdps(DIGITS):
+            assert mp_value(text, {"x": mpmath.mpf(x), "y": mpmath.mpf(y)}) is None, text
+    # at an uncertain edge, or where float64 gives NaN for a defined value, nothing is claimed
+    point = dict(x=1.9560342718892494, y=1.9478274870593495, w=1.0565513677268088, z=4.025479010948358)
+    assert _bounded("x*y*w - z", tuple(point), **point) == (-8.881784197001252e-16, pytest.approx(8.94e-16, rel=1e-2))
+    value, bound = _bounded("sqrt(x*y*w - z)", tuple(point), **point)  # below 0 by less than its bound
+    assert math.isnan(value) and bound == math.inf
+    assert _bounded("exp(x)/(exp(y) + 1)", ("x", "y"), x=800.0, y=800.0)[1] == math.inf  # inf/inf, about 1
 
 def test_cancellation_difference_is_confirmed_at_high_precision():
     """Float64 says the sides differ (cancellation), the bounds cannot certify it, and
