@@ -135,19 +135,28 @@ def test_certified_difference_needs_no_high_precision(monkeypatch):
 
 
 
-def _judged_without_high_precision(monkeypatch, candidate_text: str, reference_text: str):
+def _judge_against(reference_text: str, *, seed: int):
+    """``verdict(text)``: a formula in x and y judged against ``reference_text`` over 300
+    points drawn from [1, 2) x [1, 2) with ``seed`` (both names positive)."""
     names = ("x", "y")
-    rng = np.random.default_rng(4)
-    domain = Domain(names=names, points=rng.uniform(1, 2, (2, 300)), sampled=names, positive=frozenset(names))
-    candidate = parse_expression(candidate_text, names=names)
+    points = np.random.default_rng(seed).uniform(1, 2, (2, 300))
+    domain = Domain(names=names, points=points, sampled=names, positive=frozenset(names))
     reference = Quantity.bounded(parse_expression(reference_text, names=names), domain)
 
+    def verdict(text: str):
+        candidate = parse_expression(text, names=names)
+        tape = compile_tape(candidate, names)
+        return judge(Quantity(candidate, evaluate(tape, points), tape), reference, domain=domain)
+
+    return verdict
+
+
+def _judged_without_high_precision(monkeypatch, candidate_text: str, reference_text: str):
     def forbidden(*args, **kwargs):
         raise AssertionError("high precision used")
 
     monkeypatch.setattr(Precise, "value", forbidden)
-    tape = compile_tape(candidate, names)
-    return judge(Quantity(candidate, evaluate(tape, domain.points), tape), reference, domain=domain)
+    return _judge_against(reference_text, seed=4)(candidate_text)
 
 
 def test_a_point_certainly_undefined_on_one_side_needs_no_high_precision(monkeypatch):
@@ -245,16 +254,7 @@ def _relative(a: float, b: float) -> float:
 
 
 def test_no_proof_is_tried_for_a_fitted_constant(monkeypatch):
-    names = ("x", "y")
-    points = np.random.default_rng(5).uniform(1, 2, (2, 300))
-    domain = Domain(names=names, points=points, sampled=names, positive=frozenset(names))
-    reference = Quantity.bounded(parse_expression("x*y/3", names=names), domain)
-
-    def verdict(text: str):
-        candidate = parse_expression(text, names=names)
-        tape = compile_tape(candidate, names)
-        return judge(Quantity(candidate, evaluate(tape, points), tape), reference, domain=domain)
-
+    verdict = _judge_against("x*y/3", seed=5)
     assert verdict("y*(x/3)").provenance == "proven"  # exact: the proof rung runs
 
     def forbidden(*args, **kwargs):
@@ -268,16 +268,7 @@ def test_no_proof_is_tried_for_a_fitted_constant(monkeypatch):
 def test_decimal_pi_skips_the_costly_proof_rules(monkeypatch):
     """A decimal pi is within float64 rounding of pi (the bounds cannot tell them apart),
     but differs at high precision: the expansions are never tried, the verdict is numeric."""
-    names = ("x", "y")
-    points = np.random.default_rng(6).uniform(1, 2, (2, 300))
-    domain = Domain(names=names, points=points, sampled=names, positive=frozenset(names))
-    reference = Quantity.bounded(parse_expression("pi*x*y/(x + y)", names=names), domain)
-
-    def verdict(text: str):
-        candidate = parse_expression(text, names=names)
-        tape = compile_tape(candidate, names)
-        return judge(Quantity(candidate, evaluate(tape, points), tape), reference, domain=domain)
-
+    verdict = _judge_against("pi*x*y/(x + y)", seed=6)
     calls = []
     real_zero_rule = canonical._zero_rule
     monkeypatch.setattr(canonical, "_zero_rule", lambda a, b: calls.append((a, b)) or real_zero_rule(a, b))
