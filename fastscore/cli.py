@@ -123,13 +123,17 @@ def _prepare(args) -> int:
 def _validate(args) -> int:
     from fastscore.problems import load_problems
     from fastscore.validate import validate_problems
-    failed, tasks = set(), set()
+    failed, tasks, warnings = set(), set(), 0
     for finding in validate_problems(load_problems(args.problems)):
         tasks.add(finding.task)
         if not finding.ok:
             failed.add(finding.task)
             print(f"FAIL {finding.task}: {finding.check}: {finding.detail}")
-    print(f"{len(tasks) - len(failed)} of {len(tasks)} problems valid")
+        elif finding.warning:
+            warnings += 1
+            print(f"WARN {finding.task}: {finding.check}: {finding.detail}")
+    noted = f" ({warnings} warning{'s' * (warnings != 1)})" if warnings else ""
+    print(f"{len(tasks) - len(failed)} of {len(tasks)} problems valid{noted}")
     return EXIT_INVALID if failed else 0
 
 

@@ -19,7 +19,10 @@ The ladder, for one pair:
    on both sides are tried too.
 3. **high precision**: every other unreliable point is re-evaluated with SymEngine
    MPFR / mpmath at ``precision_digits`` digits: the worst few first, so a real
-   difference shows at once, then the rest.  Points undefined on both sides in float64
+   difference shows at once, then the rest.  Two values that disagree there but are
+   both rounding residues of an exact zero (each shrinks by at least half the digits
+   when re-evaluated at twice the precision) agree: a region where both sides vanish
+   is not a counterexample.  Points undefined on both sides in float64
    are sampled (``invalid_samples``); if any of them is defined at high precision (an
    overflow), all of them are re-checked.  A confirmed disagreement, or a point
    defined on one side only, gives ``different`` with the point as counterexample.
@@ -249,11 +252,19 @@ class _Recheck:
             if not math.isfinite(va) and not math.isfinite(vb):
                 continue
             defined = True
-            if math.isfinite(va) and math.isfinite(vb) and _agree(va, vb, rtol):
+            if math.isfinite(va) and math.isfinite(vb) and (
+                    _agree(va, vb, rtol) or self._both_vanish(point, va, vb, digits)):
                 valid += 1
                 continue
             return _different(index, va, vb, self.domain)
         return valid, defined
+
+    def _both_vanish(self, point: Mapping[str, float], va: float, vb: float, digits: int) -> bool:
+        """Both sides are exactly zero at ``point``: what ``digits`` digits give is a rounding
+        residue of 0 on each side (a clamp ``(1 + |c| - |c - 1|)/2`` at ``c <= 0``), which
+        shrinks by at least ``10**(-digits/2)`` at twice the precision; a true value stays."""
+        return all(value == 0.0 or _residue(value, side.mp.value(point, digits=2 * digits), digits)
+                   for value, side in ((va, self.candidate), (vb, self.reference)))
 
 
 def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray, *,
@@ -275,6 +286,12 @@ def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points:
         if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
             return index, a, b
     return None
+
+
+def _residue(value: float, finer: float, digits: int) -> bool:
+    """``value`` (at ``digits`` digits) is a rounding residue of 0: ``finer`` (at twice
+    the digits) is far smaller."""
+    return finer == 0.0 or abs(finer) <= abs(value) * 10.0 ** (-digits / 2)
 
 
 def _undefined(value: float, bound: float) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 import yaml
@@ -20,6 +20,7 @@ __all__ = [
 
 DISTRIBUTIONS = ("uniform", "log_uniform")
 PROBLEM_SUFFIXES = (".yaml", ".yml")
+ANSWER_FILE = "answer.json"  # a MechBench task folder (fastscore.mechbench)
 FAMILY_SUFFIXES = (".family.yaml", ".family.yml")
 _SAMPLING_KEYS = frozenset({"min", "max", "ood_boundary", "distribution"})
 _PROBE_KEYS = frozenset({"name", "description", "formula"})
@@ -83,16 +84,20 @@ class Variable:
 
 @dataclass(frozen=True)
 class Constant:
+    """A named number; ``formula`` is its exact value as written (a MechBench fixed
+    coefficient ``k = 1.4``), substituted exactly in the problem's own formulas."""
     name: str
     value: float
     description: str = ""
     unit: str = ""
+    formula: str | None = None
 
 
 @dataclass(frozen=True)
 class Equation:
     text: str
     description: str = ""
+    role: str = ""  # MechBench's relation label ('constitutive/component relations', ...)
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,14 @@ class Problem:
     mutations: tuple[int, ...] | None = None
     probes: tuple[Probe, ...] = ()
     source: str | None = None
+    format: str = "mdbench"  # the file format it was read from: 'mdbench' | 'mechbench'
+    coefficients: tuple[Constant, ...] = ()
+    """Private fixed coefficients (MechBench ``name = number`` equations): substituted
+    by their exact values in the problem's own formulas; not names a submission knows."""
+    splits: object | None = field(default=None, repr=False, compare=False)
+    """Data splits given with the problem (a MechBench answer folder), used as they are."""
+    task: Mapping | None = field(default=None, repr=False, compare=False)
+    """The MechBench task as read (the seven keys), for writing task folders."""
 
     @property
     def observed(self) -> tuple[Variable, ...]:
@@ -357,13 +370,11 @@ def _problem_from_data(data, *, task_id: str, source: str) -> Problem:
     )
 
 
-def load_problem(path: str | Path, *, root: str | Path) -> Problem:
-    """Read and check one problem file; its task id is its path relative to `root` without extension."""
+def _read_yaml(path: str | Path):
     source = str(path)
-    task_id = task_id_of(path, root)
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=_Loader)
+            return yaml.load(handle, Loader=_Loader)
     except OSError as exc:
         raise ProblemError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -372,15 +383,29 @@ def load_problem(path: str | Path, *, root: str | Path) -> Problem:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
         raise ProblemError(f"{source}: invalid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
-    return _problem_from_data(data, task_id=task_id, source=source)
+
+
+def load_problem(path: str | Path, *, root: str | Path) -> Problem:
+    """Read and check one problem file, in the format its content says: a MechBench
+    task file (by its keys) or task folder (``answer.json``), else MDBench's problem
+    YAML, whose task id is its path relative to `root` without extension."""
+    from fastscore import mechbench
+    path = Path(path)
+    if path.name == ANSWER_FILE:
+        return mechbench.problem_from_answer(path, root)
+    data = _read_yaml(path)
+    if mechbench.is_task(data):
+        return mechbench.read_task_file(path, Path(root), data)
+    return _problem_from_data(data, task_id=task_id_of(path, root), source=str(path))
 
 
 def problem_files(directory: str | Path) -> list[Path]:
-    """Problem files under `directory` (recursive *.yaml/*.yml), without family sources and hidden paths."""
+    """Problem files under `directory` (recursive *.yaml/*.yml and MechBench ``answer.json``),
+    without family sources and hidden paths."""
     root = Path(directory)
     return sorted(
         path for path in root.rglob("*")
-        if path.suffix in PROBLEM_SUFFIXES and path.is_file()
+        if (path.suffix in PROBLEM_SUFFIXES or path.name == ANSWER_FILE) and path.is_file()
         and not path.name.endswith(FAMILY_SUFFIXES)
         and not any(part.startswith(".") for part in path.relative_to(root).parts)
     )
@@ -398,5 +423,5 @@ def load_problems(directory: str | Path) -> list[Problem]:
             raise ProblemError(f"{path}: task id '{problem.task_id}' is also given by {other.source}")
         problems[problem.task_id] = problem
     if not problems:
-        raise ProblemError(f"{directory}: no problem files (*.yaml, *.yml) found")
+        raise ProblemError(f"{directory}: no problem files (*.yaml, *.yml, answer.json) found")
     return [problems[task_id] for task_id in sorted(problems)]

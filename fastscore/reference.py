@@ -11,8 +11,8 @@ import numpy as np
 import symengine as se
 
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
-from fastscore.equivalence import Domain, Quantity
-from fastscore.kernels import compile_tape, evaluate
+from fastscore.equivalence import Domain, Quantity, agree, judge
+from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -39,6 +39,8 @@ class Reference:
     domain: Domain
     segments: Mapping[str, slice]
     splits: Splits
+    warnings: tuple[tuple[str, str], ...] = ()
+    """(check, message) pairs: probes the law or the task's context may give away."""
 
     def observed(self, split: str) -> np.ndarray:
         """The target values of a split."""
@@ -64,35 +66,75 @@ def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
     return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
+def coefficient_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
+    """The problem's private fixed coefficients (MechBench ``k = 1.4``) as exact numbers,
+    for its own formulas only (a submission's ``k`` is its own quantity)."""
+    return {symbol(c.name): parse_expression(c.formula) for c in problem.coefficients}
+
+
+def _formula_names(problem: Problem) -> tuple[str, ...]:
+    """Names the problem's own formulas may use: knowns, target, internal quantities, coefficients."""
+    return (*problem.known_names, problem.target.name, *(v.name for v in problem.intermediates),
+            *(c.name for c in problem.coefficients))
+
+
+def _own_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
+    return {**constant_substitutions(problem), **coefficient_substitutions(problem)}
+
+
 def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
                               constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
     """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
-    names = (*problem.known_names, problem.target.name, *(v.name for v in problem.intermediates))
+    names = _formula_names(problem)
+    substitutions = {**constants, **coefficient_substitutions(problem)}
     equations = []
     for equation in problem.mechanism:
         lhs, rhs = parse_equation(equation.text, names=names)
-        equations.append((lhs.subs(constants), rhs.subs(constants)))
+        equations.append((lhs.subs(substitutions), rhs.subs(substitutions)))
     return solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
                            points=points, budget=budget)
 
 
+def _own_formula(problem: Problem, text: str, *, target: str, what: str, mechanism: Solution | None,
+                 mechanism_error: str | None) -> se.Basic:
+    """One of the problem's own formulas (law, probe answer) in the knowns: internal
+    quantities in it are expanded through the reference mechanism's solution, as
+    MechBench's harness does (``answer: e`` is the mechanism's value of ``e``)."""
+    knowns = set(problem.known_names)
+    try:
+        expr = read_expression(text, target=target, names=_formula_names(problem)).subs(_own_substitutions(problem))
+    except ValueError as error:
+        raise ProblemFormulaError(f"{problem.task_id}: {what}: {error}") from None
+    internal = {s for s in expr.free_symbols if s.name not in knowns}
+    if not internal:
+        return expr
+    closed = {} if mechanism is None else mechanism.expressions
+    missing = sorted(s.name for s in internal if s.name not in closed)
+    if missing:
+        why = mechanism_error if mechanism is None else "it has no closed form for them"
+        raise ProblemFormulaError(f"{problem.task_id}: {what}: uses {', '.join(missing)}, which the reference "
+                                  f"mechanism does not give ({why})")
+    return expr.xreplace({s: closed[s.name] for s in internal})
+
+
 def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
                     splits: Splits | None = None) -> Reference:
-    """Prepare a problem's reference: parse its law and probes, solve its mechanism,
-    make (or take) its splits, draw the equivalence points and evaluate the reference
-    quantities on all of them."""
+    """Prepare a problem's reference: solve its mechanism, parse its law and probes
+    (expanded through the mechanism where they name internal quantities), make (or take:
+    ``splits``, else the problem's own) its splits, draw the equivalence points and
+    evaluate the reference quantities on all of them."""
     knowns = tuple(problem.known_names)
     constants = constant_substitutions(problem)
-    try:
-        law = read_expression(problem.law, target=problem.target.name, names=knowns).subs(constants)
-    except ValueError as error:
-        raise ProblemFormulaError(f"{problem.task_id}: phenomenological_formula: {error}") from None
     sampled = tuple(v.name for v in problem.observed)
     constant_values = {c.name: c.value for c in problem.constants}
     names = (*sampled, *constant_values)
     drawn = sample_inputs(problem, region="domain", n=settings.n_points,
                           rng=problem_rng(problem, settings.point_seed, _POINT_STREAM))
     mechanism, mechanism_error = _solve_or_none(problem, {**drawn, **constant_values}, constants, settings)
+    law = _own_formula(problem, problem.law, target=problem.target.name, what="phenomenological_formula",
+                       mechanism=mechanism, mechanism_error=mechanism_error)
+    if splits is None:
+        splits = problem.splits
     if splits is None:
         splits = make_splits(problem, _target_function(problem, law, names, constant_values, mechanism),
                              n=settings.n_samples, seed=settings.data_seed)
@@ -108,10 +150,66 @@ def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,
     positive |= frozenset(name for name, value in constant_values.items() if value > 0)
     domain = Domain(names=names, points=points, sampled=sampled, positive=positive)
 
-    probes = {probe.name: Quantity.bounded(_probe_expression(problem, probe, knowns, constants, mechanism), domain)
+    probes = {probe.name: Quantity.bounded(_probe_expression(problem, probe, mechanism, mechanism_error), domain)
               for probe in problem.probes}
-    return Reference(problem=problem, knowns=knowns, constants=constants, law=Quantity.bounded(law, domain),
-                     probes=probes, mechanism=mechanism, mechanism_error=mechanism_error, domain=domain, segments=segments, splits=splits)
+    law_quantity = Quantity.bounded(law, domain)
+    warnings = tuple((f"probe:{name}", message) for name, quantity in probes.items()
+                     if (message := probe_warning(quantity, law_quantity, domain, segments["domain"], settings)))
+    return Reference(problem=problem, knowns=knowns, constants=constants, law=law_quantity,
+                     probes=probes, mechanism=mechanism, mechanism_error=mechanism_error, domain=domain,
+                     segments=segments, splits=splits, warnings=warnings)
+
+
+def probe_warning(probe: Quantity, law: Quantity, domain: Domain, columns: slice, settings: Settings) -> str | None:
+    """Why a probe may be inferred from the law alone, or None.  MechBench's rule is that
+    a probe cannot be *inferred* from the law and the task's context; these are the
+    mathematical hints (a warning, not a failure): the probe is constant over the domain,
+    is the law itself, or is a function of the law alone (one input; or its gradient in
+    the inputs is parallel to the law's everywhere: every 2x2 minor
+    ``dz/dxi*dy/dxj - dz/dxj*dy/dxi`` vanishes, so ``z = g(y)``)."""
+    finite = probe.values[np.isfinite(probe.values)]
+    if finite.size == 0 or np.ptp(finite) <= settings.rtol * np.max(np.abs(finite)):
+        return "the probe is constant over the domain"
+    if judge(probe, law, domain=domain, settings=settings).equivalent:
+        return "the probe is the target law itself"
+    inputs = [name for name in domain.sampled if symbol(name) in law.expr.free_symbols
+              or symbol(name) in probe.expr.free_symbols]
+    if len(inputs) < 2:
+        return "the probe is a function of the law alone (one input)"
+    if _parallel_gradients(probe.expr, law.expr, inputs, domain, columns, settings):
+        return "the probe is a function of the law alone (its gradient is parallel to the law's everywhere)"
+    return None
+
+
+def _parallel_gradients(probe: se.Basic, law: se.Basic, inputs, domain: Domain, columns: slice,
+                        settings: Settings) -> bool:
+    """True when every 2x2 minor of the Jacobian of (probe, law) in ``inputs`` vanishes at
+    every domain point (relative to the size of its two products)."""
+    points = domain.points[:, columns]
+    gradients = {name: _gradient((probe, law), name, domain.names, points) for name in inputs}
+    for i, first in enumerate(inputs):
+        for second in inputs[i + 1:]:
+            left = gradients[first][0] * gradients[second][1]
+            right = gradients[second][0] * gradients[first][1]
+            usable = np.isfinite(left) & np.isfinite(right)
+            if usable.any() and not agree(left[usable], right[usable], settings).all():
+                return False
+    return True
+
+
+def _gradient(exprs, name: str, names, points: np.ndarray) -> np.ndarray:
+    """d(expr)/d(name) at the points: symbolic where the kernels can evaluate the
+    derivative, else a central difference."""
+    try:
+        return evaluate([compile_tape(se.diff(e, symbol(name)), names) for e in exprs], points)
+    except UnsupportedExpression:
+        row = names.index(name)
+        step = 1e-6 * np.maximum(np.abs(points[row]), 1e-300)
+        up, down = points.copy(), points.copy()
+        up[row] += step
+        down[row] -= step
+        tapes = [compile_tape(e, names) for e in exprs]
+        return (evaluate(tapes, up) - evaluate(tapes, down)) / (2 * step)
 
 
 _POINT_STREAM = 1
@@ -144,14 +242,12 @@ def _target_function(problem: Problem, law: se.Basic, names, constant_values, me
     return target
 
 
-def _probe_expression(problem: Problem, probe, knowns, constants, mechanism: Solution | None) -> se.Basic:
-    """A probe's reference expression: its ``formula``, else its closed form in the
-    problem's own mechanism."""
+def _probe_expression(problem: Problem, probe, mechanism: Solution | None, mechanism_error: str | None) -> se.Basic:
+    """A probe's reference expression: its ``formula`` (expanded through the mechanism),
+    else its closed form in the problem's own mechanism."""
     if probe.formula is not None:
-        try:
-            return read_expression(probe.formula, target=probe.name, names=knowns).subs(constants)
-        except ValueError as error:
-            raise ProblemFormulaError(f"{problem.task_id}: probe {probe.name}: {error}") from None
+        return _own_formula(problem, probe.formula, target=probe.name, what=f"probe {probe.name}",
+                            mechanism=mechanism, mechanism_error=mechanism_error)
     if mechanism is None or probe.name not in mechanism.expressions:
         raise ProblemFormulaError(f"{problem.task_id}: probe {probe.name}: no formula given and the "
                                   "mechanism gives it no closed form")

@@ -36,6 +36,7 @@ from fastscore.canonical import count_nodes, guarded_expand
 from fastscore.collector import paused
 from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, warm_up
 from fastscore.kernels.roots import compile_block, solve_block
+from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
 
@@ -93,8 +94,10 @@ class Solution:
 
     @property
     def numeric(self) -> tuple[str, ...]:
-        """Unknowns solved by numeric root finding (no closed form)."""
-        return tuple(n for step in self._plan if isinstance(step, _Numeric) for n in step.names)
+        """Unknowns without a closed form: solved by numeric root finding, or from such."""
+        return tuple(n for step in self._plan
+                     for n in ((step.name,) if isinstance(step, _Closed) else step.names)
+                     if n not in self.expressions)
 
     def values(self, names: Sequence[str], points: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Numeric values of the unknowns ``names`` at ``points`` (values of the knowns).
@@ -402,9 +405,10 @@ class _Solver:
         """Values of ``expr`` (in knowns and numerically solved unknowns) at the points."""
         return self.evaluate_many([expr])[0]
 
-    def evaluate_many(self, exprs: Sequence[se.Basic]) -> np.ndarray:
-        """Values of several expressions at the points, shape ``(len(exprs), n)``."""
-        env = self.environment()
+    def evaluate_many(self, exprs: Sequence[se.Basic], extra: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """Values of several expressions at the points, shape ``(len(exprs), n)``; ``extra``
+        gives values of further names (unknowns being checked)."""
+        env = self.environment() if extra is None else {**self.environment(), **extra}
         variables = sorted(set().union(*(_names(e) for e in exprs)))
         missing = set(variables) - env.keys()
         if missing:
@@ -431,6 +435,11 @@ class _Solver:
     def solve_block(self, equations: list[tuple[se.Basic, se.Basic]], unknowns: list[str]) -> None:
         self.check_budget()
         equations = [(self.substitute(lhs), self.substitute(rhs)) for lhs, rhs in equations]
+        if len(unknowns) > 1:
+            linear = linear_block([lhs - rhs for lhs, rhs in equations], unknowns)
+            if linear is not None:
+                self.solve_linear_block(linear, equations)
+                return
         steps: list[tuple[str, se.Basic]] = []  # name -> expr in remaining block unknowns
         remaining = list(unknowns)
         while len(remaining) > 1:
@@ -462,6 +471,21 @@ class _Solver:
         for name, expr in _back_substitute(steps, {}).items():
             self.record(name, expr)
 
+    def solve_linear_block(self, block: LinearBlock, equations) -> None:
+        """A block linear in its unknowns: exact elimination (``fastscore.linear``), then
+        the closed forms are checked against the block's equations at the points."""
+        try:
+            solved, values = solve_linear(block, self.evaluate_many if self.points else None)
+        except SingularBlock as error:
+            raise SolveError(str(error)) from None
+        if values is not None:
+            for lhs, rhs in equations:
+                if not np.all(self.satisfies(lhs, rhs, nan_ok=True, extra=values)):
+                    raise SolveError(f"the linear block in {_listed(block.unknowns)} is singular on part of the "
+                                     f"domain ({lhs} = {rhs} fails)")
+        for name in block.unknowns:
+            self.record(name, solved[name])
+
     def isolate(self, equations, remaining) -> tuple[int, str, se.Basic] | None:
         """The (equation, unknown, unique closed form) with the smallest closed form."""
         best = None
@@ -489,14 +513,15 @@ class _Solver:
         """``lhs = rhs`` on every sample (or non-finite on both sides)."""
         return bool(np.all(self.satisfies(lhs, rhs, nan_ok=True)))
 
-    def satisfies(self, lhs: se.Basic, rhs: se.Basic, *, nan_ok: bool = False) -> np.ndarray:
+    def satisfies(self, lhs: se.Basic, rhs: se.Basic, *, nan_ok: bool = False,
+                  extra: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """Per sample: ``lhs`` and ``rhs`` agree within the tolerance relative to the
         largest of the sides and of the terms of their expansions (so that sides
         cancelling to zero are judged on the scale of their terms)."""
         if _expand(lhs - rhs).is_zero:
             return np.ones(self.evaluate(se.Integer(0)).shape, dtype=bool)
         terms = [t for side in (lhs, rhs) for t in _add_args(_expand(side))]
-        values = self.evaluate_many([lhs, rhs, *terms])
+        values = self.evaluate_many([lhs, rhs, *terms], extra)
         scale = np.max(np.abs(values), axis=0)
         a, b = values[0], values[1]
         close = np.abs(a - b) <= _RTOL * scale
@@ -711,6 +736,9 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
         for side in (lhs, rhs):
             for f in side.atoms(se.FunctionSymbol):
                 raise SolveError(f"unknown function {f.get_name()}")
+    for lhs, rhs in equations:
+        if _expand(lhs - rhs).is_zero:
+            raise SolveError(f"the equation {lhs} = {rhs} holds identically: it fixes nothing")
     equation_unknowns = [(_names(lhs) | _names(rhs)) - known for lhs, rhs in equations]
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
@@ -724,11 +752,12 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
     extra = [i for i in range(n_eq) if i not in matching]
     for block in _blocks(equation_unknowns, matching):
         solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
-    for i in extra:
+    for i in extra:  # a name fixed by several equations: they must agree
         lhs, rhs = (solver.substitute(side) for side in equations[i])
+        if not solver.points and not _expand(lhs - rhs).is_zero:
+            raise SolveError(f"over-determined: {n_eq} equations for {n_un} unknowns")
         if not solver.consistent(lhs, rhs):
             raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")
-        raise SolveError(f"over-determined: {n_eq} equations for {n_un} unknowns")
     expressions = {n: e for n, e in solver.closed.items() if n not in solver.numeric}
     return Solution(
         target=target,

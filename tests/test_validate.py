@@ -23,6 +23,10 @@ def _failures(problem) -> dict[str, str]:
     return {f.check: f.detail for f in validate_problem(problem) if not f.ok}
 
 
+def _warnings(problem) -> dict[str, str]:
+    return {f.check: f.detail for f in validate_problem(problem) if f.warning}
+
+
 def test_bundled_examples_are_valid(capsys):
     assert main(["validate", "--problems", str(EXAMPLE)]) == 0
     assert "4 of 4 problems valid" in capsys.readouterr().out
@@ -41,15 +45,20 @@ def test_an_under_determined_mechanism_fails(tmp_path):
     assert "under-determined" in failures["mechanism"]
 
 
-@pytest.mark.parametrize("probe, message", [
-    ("{name: C, description: wrong, formula: C = E_T * S / (k2 / k1 + S)}", "disagrees with the mechanism"),
-    ("{name: r_cat, description: same as the law}", "target law itself"),
-])
-def test_bad_probes_fail(tmp_path, probe, message):
+def test_a_probe_formula_that_disagrees_with_the_mechanism_fails(tmp_path):
     text = MM.replace("- {name: C, description: Enzyme-substrate complex concentration, "
-                      "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", f"- {probe}")
+                      "formula: C = E_T * S / ((k2 + k3) / k1 + S)}",
+                      "- {name: C, description: wrong, formula: C = E_T * S / (k2 / k1 + S)}")
     failures = _failures(_problem(tmp_path, text))
-    assert len(failures) == 1 and message in next(iter(failures.values()))
+    assert len(failures) == 1 and "disagrees with the mechanism" in failures["probe:C"]
+
+
+def test_a_probe_that_is_the_law_itself_is_a_warning(tmp_path):
+    text = MM.replace("- {name: C, description: Enzyme-substrate complex concentration, "
+                      "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", "- {name: r_cat, description: same as the law}")
+    problem = _problem(tmp_path, text)
+    assert _failures(problem) == {}
+    assert _warnings(problem) == {"probe:r_cat": "the probe is the target law itself"}
 
 
 def test_a_probe_that_is_not_an_intermediate_is_rejected_when_loading(tmp_path):
@@ -60,12 +69,13 @@ def test_a_probe_that_is_not_an_intermediate_is_rejected_when_loading(tmp_path):
         _problem(tmp_path, text)
 
 
-def test_a_probe_constant_over_the_domain_fails(tmp_path):
+def test_a_probe_constant_over_the_domain_is_a_warning(tmp_path):
     text = (EXAMPLE / "vacancy-diffusion-variant-1-2.yaml").read_text()
     text = text.replace("Eb = Em + Omega * p**2 / pref", "Eb = Em").replace(
         "exp(-(Em + Omega * p**2 / pref) / (kB * T))", "exp(-Em / (kB * T))")
-    failures = _failures(_problem(tmp_path, text))
-    assert failures == {"probe:Eb": "the probe is constant over the domain"}
+    problem = _problem(tmp_path, text)
+    assert _failures(problem) == {}
+    assert _warnings(problem) == {"probe:Eb": "the probe is constant over the domain"}
 
 
 def test_cli_exit_status_is_1_when_a_problem_is_invalid(tmp_path, capsys):
@@ -75,7 +85,7 @@ def test_cli_exit_status_is_1_when_a_problem_is_invalid(tmp_path, capsys):
     assert "FAIL bad: law" in capsys.readouterr().out
 
 
-def test_a_probe_that_is_a_function_of_the_law_alone_fails(tmp_path):
+def test_a_probe_that_is_a_function_of_the_law_alone_is_a_warning(tmp_path, capsys):
     # w = v**2 is fixed by the law (any input change moves w only through v)
     text = MM.replace("- {formula: v = r_cat, formula_description: The observed rate is the catalytic flux}",
                       "- {formula: v = r_cat, formula_description: The observed rate is the catalytic flux}\n"
@@ -84,6 +94,11 @@ def test_a_probe_that_is_a_function_of_the_law_alone_fails(tmp_path):
                                                    "  auxiliary_inputs: []")
     text = text.replace("- {name: C, description: Enzyme-substrate complex concentration, "
                         "formula: C = E_T * S / ((k2 + k3) / k1 + S)}", "- {name: w, description: squared rate}")
-    failures = _failures(_problem(tmp_path, text))
-    assert failures == {"probe:w": "the probe is a function of the law alone (its gradient is parallel "
-                                   "to the law's everywhere)"}
+    problem = _problem(tmp_path, text)
+    assert _failures(problem) == {}
+    assert _warnings(problem) == {"probe:w": "the probe is a function of the law alone (its gradient is parallel "
+                                             "to the law's everywhere)"}
+    assert main(["validate", "--problems", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "WARN p: probe:w: the probe is a function of the law alone" in out
+    assert out.splitlines()[-1] == "1 of 1 problems valid (1 warning)"

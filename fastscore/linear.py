@@ -1,0 +1,221 @@
+"""Coupled blocks linear in their unknowns, solved exactly by symbolic elimination.
+
+A block ``r_i(u) = 0`` (``r_i = lhs_i - rhs_i``) is *linear* when every derivative
+``dr_i/du_j`` is free of the block's unknowns: then ``r_i = sum_j c_ij u_j - b_i`` with
+``c_ij = dr_i/du_j`` and ``b_i = -r_i(u = 0)``, exactly (no expansion is needed to see it:
+steady-state balances with expression left-hand sides are typical).
+
+The system ``C u = b`` is solved by Gaussian elimination on SymEngine expressions,
+without expanding anything (rational coefficients stay exact; each step is a few
+SymEngine operations).  Pivots are taken from homogeneous rows first (balances without
+a source term: their back-substitution is a product, not a difference that float64
+would lose digits in), then by the Markowitz rule (least fill-in, then the smallest
+coefficient), so the sparse systems of real mechanisms stay small.  The values
+of every coefficient at the sample points are carried along in float64: a pivot must be
+finite and clearly non-zero at every point, and an entry that vanishes at every point
+is dropped, which is how a singular, dependent or inconsistent block is recognised.
+The caller checks the closed forms against the original equations.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from fastscore.canonical import count_nodes
+
+__all__ = ["LinearBlock", "linear_block", "solve_linear"]
+
+ZERO_RTOL = 1e-12
+"""An entry is zero at a point when it is below this share of the values it was made from."""
+
+
+@dataclass
+class LinearBlock:
+    """``sum_j rows[i][u_j] * u_j = rhs[i]`` for every equation ``i``."""
+
+    unknowns: tuple[str, ...]
+    rows: list[dict[str, se.Basic]]
+    rhs: list[se.Basic]
+
+
+def linear_block(residuals: Sequence[se.Basic], unknowns: Sequence[str]) -> LinearBlock | None:
+    """The block as a linear system, or None when some residual is not linear in the unknowns."""
+    symbols = {name: se.Symbol(name) for name in unknowns}
+    block = set(symbols.values())
+    zero = {s: se.Integer(0) for s in block}
+    rows, rhs = [], []
+    for residual in residuals:
+        row = {}
+        present = residual.free_symbols & block
+        for name, s in symbols.items():
+            if s not in present:
+                continue
+            coefficient = se.diff(residual, s)
+            if coefficient.free_symbols & block:
+                return None
+            if not coefficient.is_zero:
+                row[name] = coefficient
+        rows.append(row)
+        rhs.append(-residual.xreplace(zero))
+    return LinearBlock(tuple(unknowns), rows, rhs)
+
+
+class SingularBlock(ValueError):
+    """The linear block has no unique solution; the message says why."""
+
+
+def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.ndarray] | None
+                 ) -> tuple[dict[str, se.Basic], dict[str, np.ndarray] | None]:
+    """Closed forms of the block's unknowns and, with ``values``, their float64 values at
+    the points (raises `SingularBlock`).
+
+    ``values(exprs)`` gives the values of expressions at the sample points (shape
+    ``(len(exprs), n)``), used to choose pivots that are non-zero everywhere; without it
+    pivots are chosen on the symbols alone."""
+    rows = [dict(row) for row in block.rows]
+    rhs = list(block.rhs)
+    numeric = None if values is None else _initial_values(rows, rhs, values)
+    remaining = set(block.unknowns)
+    live = set(range(len(rows)))
+    steps = []  # (unknown, pivot row, coefficient row, rhs) in elimination order
+    while remaining:
+        pick = _pivot(rows, rhs, live, remaining, numeric)
+        if pick is None:
+            raise SingularBlock(_singular_reason(rows, rhs, live, remaining, numeric))
+        p, q = pick
+        pivot_row, pivot_rhs = rows[p], rhs[p]
+        steps.append((q, dict(pivot_row), pivot_rhs,
+                      None if numeric is None else (dict(numeric.coefficients[p]), numeric.rhs[p])))
+        live.discard(p)
+        remaining.discard(q)
+        pivot = pivot_row[q]
+        for i in sorted(live):
+            if q not in rows[i]:
+                continue
+            factor = rows[i].pop(q) / pivot
+            for j, c in pivot_row.items():
+                if j != q:
+                    rows[i][j] = rows[i].get(j, se.Integer(0)) - factor * c
+            rhs[i] = rhs[i] - factor * pivot_rhs
+            if numeric is not None:
+                _update_values(numeric, i, p, q, pivot_row)
+            for j in [j for j, c in rows[i].items() if c.is_zero or _vanishes(numeric, i, j)]:
+                del rows[i][j]
+    for i in live:  # equations left over: a square block has none
+        raise SingularBlock(f"over-determined linear block: {rhs[i]} = 0 is left")
+    solved: dict[str, se.Basic] = {}
+    solved_values: dict[str, np.ndarray] | None = None if numeric is None else {}
+    for q, row, b, row_values in reversed(steps):
+        total = b
+        for j, c in row.items():
+            if j != q:
+                total = total - c * solved[j]
+        solved[q] = total / row[q]
+        if row_values is not None:
+            coefficients, value = row_values
+            with np.errstate(all="ignore"):
+                for j, c in coefficients.items():
+                    if j != q:
+                        value = value - c * solved_values[j]
+                solved_values[q] = value / coefficients[q]
+    return solved, solved_values
+
+
+# --- numeric companions of the coefficients --------------------------------------------
+
+@dataclass
+class _Values:
+    """Float64 values of every entry at the points, and the magnitude each was made from."""
+
+    coefficients: list[dict[str, np.ndarray]]
+    scales: list[dict[str, np.ndarray]]
+    rhs: list[np.ndarray]
+    rhs_scales: list[np.ndarray]
+
+
+def _initial_values(rows, rhs, values) -> _Values:
+    exprs = [c for row in rows for c in row.values()] + list(rhs)
+    matrix = np.asarray(values(exprs), dtype=np.float64)
+    it = iter(matrix)
+    coefficients = [{j: next(it) for j in row} for row in rows]
+    b = [next(it) for _ in rhs]
+    return _Values(coefficients, [{j: np.abs(v) for j, v in row.items()} for row in coefficients],
+                   b, [np.abs(v) for v in b])
+
+
+def _subtract(value, scale, product):
+    """``value - product`` and its magnitude (the larger operand, or the previous one)."""
+    if value is None:
+        return -product, np.abs(product)
+    return value - product, np.maximum(scale, np.abs(product))
+
+
+def _update_values(numeric: _Values, i: int, p: int, q: int, pivot_row) -> None:
+    coefficients, scales = numeric.coefficients, numeric.scales
+    with np.errstate(all="ignore"):
+        factor = coefficients[i].pop(q) / coefficients[p][q]
+        scales[i].pop(q)
+        for j in pivot_row:
+            if j != q:
+                coefficients[i][j], scales[i][j] = _subtract(coefficients[i].get(j), scales[i].get(j),
+                                                             factor * coefficients[p][j])
+        numeric.rhs[i], numeric.rhs_scales[i] = _subtract(numeric.rhs[i], numeric.rhs_scales[i],
+                                                          factor * numeric.rhs[p])
+
+
+def _zero(value: np.ndarray, scale: np.ndarray) -> bool:
+    """Zero at every point, up to rounding relative to the values it was made from."""
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.abs(value) <= ZERO_RTOL * scale))
+
+
+def _vanishes(numeric: _Values | None, i: int, j: str) -> bool:
+    """Entry (i, j) is zero at every point (cancellation down to rounding): dropped."""
+    if numeric is None or not _zero(numeric.coefficients[i][j], numeric.scales[i][j]):
+        return False
+    del numeric.coefficients[i][j], numeric.scales[i][j]
+    return True
+
+
+def _usable(numeric: _Values | None, i: int, j: str) -> bool:
+    """A pivot finite and clearly non-zero at every point."""
+    if numeric is None:
+        return True
+    value, scale = numeric.coefficients[i][j], numeric.scales[i][j]
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.isfinite(value)) and np.all(np.abs(value) > ZERO_RTOL * scale))
+
+
+def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
+    """The (row, unknown) usable as a pivot that is homogeneous (zero right-hand side),
+    then of least fill-in, then of smallest coefficient.  Rows with a source term go
+    last, so the closed forms are quotients and products rather than differences of
+    similar values (``E_T - E_free`` from a conservation law loses digits in float64)."""
+    column_count = {u: 0 for u in remaining}
+    for i in live:
+        for j in rows[i]:
+            if j in column_count:
+                column_count[j] += 1
+    best = None
+    for i in sorted(live):
+        for j in sorted(rows[i]):
+            if j not in remaining:
+                continue
+            key = (not rhs[i].is_zero, (len(rows[i]) - 1) * (column_count[j] - 1), count_nodes(rows[i][j]), i, j)
+            if (best is None or key < best[0]) and _usable(numeric, i, j):
+                best = (key, i, j)
+    return None if best is None else best[1:]
+
+
+def _singular_reason(rows, rhs, live, remaining, numeric) -> str:
+    for i in sorted(live):
+        if set(rows[i]) & remaining:
+            continue
+        vanishes = rhs[i].is_zero if numeric is None else _zero(numeric.rhs[i], numeric.rhs_scales[i])
+        if not vanishes:
+            return f"inconsistent equations: eliminating the unknowns leaves {rhs[i]} = 0"
+    names = ", ".join(sorted(remaining)[:8])
+    return f"under-determined: dependent equations ({names} not fixed)"
