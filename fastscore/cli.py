@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="Acc tolerance on max relative error (default %(default)g)")
     score.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on a terminal only)")
+    names = score.add_mutually_exclusive_group()
+    names.add_argument("--exp-pattern", metavar="PATTERN",
+                       help="MechBench run folders: how experiment names give config and run, e.g. '{config}_run{run}'")
+    names.add_argument("--exp-map", type=Path, metavar="FILE",
+                       help="MechBench run folders: a CSV/TSV file of 'exp_name,config[,run]' rows")
     score.set_defaults(handler=_score)
 
     data = commands.add_parser("data", help="write the train/ID/OOD splits, one .npz per task")
@@ -66,9 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("directory", type=Path)
     report.set_defaults(handler=_report)
 
-    prepare = commands.add_parser("prepare", help="public task views (problem.json, data_train.npy)")
+    prepare = commands.add_parser("prepare", help="public task views (problem.json and the training data)")
     prepare.add_argument("--problems", required=True, type=Path)
     prepare.add_argument("--out", required=True, type=Path)
+    prepare.add_argument("--layout", choices=("mdbench", "mechbench"), default="mdbench",
+                         help="mdbench: OUT/<task>/problem.json + data_train.npy; mechbench: MechBench's harness "
+                              "export OUT/<task>/agent/{problem.json,train.npy} (+ answer/ with --save-answer)")
     prepare.add_argument("--save-answer", action="store_true", help="also write the answers (kept private otherwise)")
     prepare.add_argument("--seed", type=int, default=Settings().data_seed)
     prepare.set_defaults(handler=_prepare)
@@ -79,10 +87,14 @@ def _score(args) -> int:
     import polars as pl
 
     from fastscore.run import read_task_list, score_sweep
+    from fastscore.runs import ExperimentNames
     settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)
     tasks = None if args.tasks is None else read_task_list(args.tasks)
+    experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
+                   else ExperimentNames(pattern=args.exp_pattern))
     summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
-                          address=args.address, workers=args.workers, settings=settings, progress=args.progress)
+                          address=args.address, workers=args.workers, settings=settings, progress=args.progress,
+                          experiments=experiments)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
         print(summary.select("config", "n_tasks", "n_runs", "sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood"))
     print(f"wrote {args.out}/scores.parquet, probes.parquet, summary.parquet, strata.parquet, meta.json")
@@ -112,9 +124,11 @@ def _data(args) -> int:
 
 def _prepare(args) -> int:
     from fastscore.data import write_prepared
+    from fastscore.mechbench import write_task_folder
+    write = write_task_folder if args.layout == "mechbench" else write_prepared
     count = 0
     for problem, splits in _splits_of(args.problems, seed=args.seed, samples=Settings().n_samples):
-        write_prepared(problem, splits, args.out / problem.task_id, save_answer=args.save_answer)
+        write(problem, splits, args.out / problem.task_id, save_answer=args.save_answer)
         count += 1
     print(f"wrote {count} task views to {args.out}" + (" (with answers)" if args.save_answer else ""))
     return 0

@@ -289,6 +289,20 @@ def _write_json(path: Path, value) -> None:
     path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _task_dict(problem: Problem) -> dict:
+    """The task as read, with sampling bounds as JSON numbers (YAML 1.1 reads ``1e-7`` as text)."""
+    sampled = {v.name: v.sampling for v in problem.observed}
+    variables = []
+    for item in problem.task["variables"]:
+        item = dict(item)
+        if item.get("sampling") is not None:
+            sampling = sampled[item["name"]]
+            item["sampling"] = {**item["sampling"], "min": sampling.min, "max": sampling.max,
+                                "ood_boundary": sampling.ood_boundary}
+        variables.append(item)
+    return {**problem.task, "variables": variables}
+
+
 def write_task_folder(problem: Problem, splits, folder: str | Path, *, save_answer: bool = False) -> None:
     """Write a harness export of a MechBench task: ``agent/problem.json`` and
     ``agent/train.npy``; with ``save_answer`` also ``answer/answer.json`` and
@@ -310,7 +324,7 @@ def write_task_folder(problem: Problem, splits, folder: str | Path, *, save_answ
         answer_dir.mkdir(parents=True, exist_ok=True)
         np.save(answer_dir / f"{split}.npy", _ordered(splits, columns, split), allow_pickle=False)
     _write_json(answer_dir / ANSWER_FILE, {
-        "task": dict(problem.task), "data_columns": columns, "data_layout": LAYOUT,
+        "task": _task_dict(problem), "data_columns": columns, "data_layout": LAYOUT,
         "data": {split: f"{split}.npy" for split in SPLIT_NAMES},
         "generation": {"seed": splits.seed, "generator": "fastscore"},
     })

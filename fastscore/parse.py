@@ -58,6 +58,7 @@ __all__ = [
     "parse_equation",
     "parse_expression",
     "parse_probe_answers",
+    "reply_equation",
     "split_equations",
     "symbol",
 ]
@@ -855,6 +856,25 @@ def parse_probe_answers(
             raise ParseError(f"probe '{name}' is answered more than once")
         answers[name] = answer
     return answers
+
+
+def reply_equation(text: str, name: str, *, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The one equation of a MechBench probe reply (``#`` comments dropped, lines and ``;``
+    separate equations), which must be ``name = expression``; anything else raises
+    ``ParseError`` (no equation, several, or not an equation)."""
+    if not isinstance(text, str):
+        raise ParseError(f"expected reply text, got {type(text).__name__}")
+    if len(text) > limits.max_chars * limits.max_equations:
+        raise ParseError(f"the reply is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
+    parts = [part.strip() for line in text.splitlines() for part in line.split("#", 1)[0].split(";")]
+    parts = [part for part in parts if part]
+    if not parts:
+        raise ParseError(f"the reply holds no equation; expected exactly one '{name} = expression'")
+    if len(parts) > 1:
+        raise ParseError(f"the reply holds {len(parts)} equations; expected exactly one '{name} = expression'")
+    if "=" not in parts[0]:
+        raise ParseError(f"the reply {_short(parts[0])!r} is not an equation '{name} = expression'")
+    return parts[0]
 
 
 def free_names(expr: se.Basic) -> set[str]:

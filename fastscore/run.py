@@ -32,6 +32,7 @@ from fastscore import tables
 from fastscore.executors.local import LocalExecutor, WorkUnit
 from fastscore.problems import Problem, load_problems, problem_files
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.runs import ExperimentNames
 from fastscore.sweep import SweepError, read_sweep, sweep_digest
 
 PART_ROWS = 20_000
@@ -54,11 +55,13 @@ class _Tally:
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
                 tasks: Sequence[str] | None = None, executor: str = "auto", address: str | None = None,
                 workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
-                progress: bool | None = None) -> pl.DataFrame:
+                progress: bool | None = None, experiments: ExperimentNames | None = None) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems`` (restricted to the task
     ids ``tasks`` when given, e.g. a Core set); write ``scores``, ``probes``,
     ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``, resuming from
-    earlier parts in ``out`` where the inputs allow (see module doc).
+    earlier parts in ``out`` where the inputs allow (see module doc).  ``experiments``
+    maps the experiment names of MechBench run folders to (config, run)
+    (``fastscore.runs.ExperimentNames``; default: its documented rule).
     Returns the summary table."""
     started = time.perf_counter()
     problem_list = load_problems(problems) if isinstance(problems, (str, Path)) else list(problems)
@@ -70,10 +73,11 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
              "fastscore_version": metadata.version("fastscore")}
     parts = _PartStore(out / ".parts", state)
     tally = _Tally()
+    experiments = experiments or ExperimentNames()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress)
     try:
-        for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done)):
+        for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done, experiments)):
             parts.add(score_rows, probe_rows)
             bar.update(len(score_rows))
         parts.flush()
@@ -97,6 +101,11 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
     strata.write_parquet(out / "strata.parquet")
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
     meta["inputs"]["problems_sha256"] = state["problems_sha256"]
+    if experiments.unread:
+        meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
+        print(f"fastscore: warning: {len(set(experiments.unread))} experiment folder(s) whose name the mapping "
+              f"cannot read were skipped (listed in meta.json)", file=sys.stderr)
+    meta["warnings"] = _task_warnings(out / "scores.parquet")
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
     return summary
 
@@ -117,10 +126,11 @@ def read_task_list(path: str | Path) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str]) -> Iterator[WorkUnit]:
+def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
+           experiments: ExperimentNames) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
     already scored with the same submission are set aside."""
-    for frame in read_sweep(sweep):
+    for frame in read_sweep(sweep, experiments=experiments):
         groups = defaultdict(list)
         for row in frame.iter_rows(named=True):
             tally.rows += 1
@@ -249,6 +259,12 @@ def _missing_rows(by_task, tally: _Tally) -> list[dict]:
                               status="missing", error="no submission")
             for config, run in sorted(tally.config_runs) for task, problem in by_task.items()
             if (config, run, task) not in tally.cells]
+
+
+def _task_warnings(path: Path) -> dict[str, str]:
+    """Per task, its problem's warnings (probes the law may give away), from the scores."""
+    frame = pl.scan_parquet(path).select("task", "task_warnings").drop_nulls().unique().sort("task").collect()
+    return dict(frame.iter_rows())
 
 
 def _summary_columns(path: Path) -> pl.DataFrame:

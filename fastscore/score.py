@@ -23,7 +23,7 @@ from fastscore.canonical import count_nodes
 from fastscore.collector import paused
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
-from fastscore.parse import ParseError, parse_equation, parse_probe_answers, split_equations
+from fastscore.parse import ParseError, parse_equation, parse_probe_answers, reply_equation, split_equations, symbol
 from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.tables import SUBMISSION_TEXT
@@ -89,21 +89,27 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
     for row in rows:
-        key = (_text(row.get("phenomenal")), _text(row.get("mechanism")))
-        laws.setdefault(key, memo.get(("law", task, key)))
-        text = _text(row.get("probes"))
-        probe_sets.setdefault(text, memo.get(("probes", task, text)))
-    new_laws = {key: _build_candidate(reference, *key, settings=settings) for key, done in laws.items() if done is None}
-    new_answers = {text: _parse_answers(reference, text) for text, done in probe_sets.items() if done is None}
+        law = _law_key(row)
+        laws.setdefault(law, memo.get(("law", task, law)))
+        answers = _answers_key(row, law)
+        probe_sets.setdefault(answers, memo.get(("probes", task, answers)))
+    # a probe answer may use the submitted mechanism's quantities: its candidate is needed too
+    wanted = {key for key, done in laws.items() if done is None}
+    wanted |= {answers[2] for answers, done in probe_sets.items() if done is None and answers[2] is not None}
+    candidates = {key: _build_candidate(reference, *key, settings=settings) for key in wanted}
+    new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]))
+                   for answers, done in probe_sets.items() if done is None}
 
-    expressions = {c.text: c.expr for c in new_laws.values() if c.expr is not None}
+    expressions = {c.text: c.expr for key, c in candidates.items() if c.expr is not None and laws[key] is None}
     for parsed, _ in new_answers.values():
         expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
     values, matrix = _evaluate(reference, expressions)
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
     shared_outcomes = {}
-    for key, candidate in new_laws.items():
+    for key, candidate in candidates.items():
+        if laws[key] is not None:
+            continue
         # phenomenal formulas that canonicalise alike share one verdict
         shared = ("formula", task, candidate.text) if candidate.kind == "phenomenal" else None
         outcome = None if shared is None else shared_outcomes.get(shared) or memo.get(shared)
@@ -115,30 +121,59 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
         laws[key] = (outcome.in_mechanism, _law_fields(reference, candidate, outcome))
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])
-    for text, (parsed, error) in new_answers.items():
-        probe_sets[text] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name), error,
-                                                                          values, settings))
-                            for name in reference.probes]
-        memo.put(("probes", task, text), probe_sets[text])
+    for answers, (parsed, error) in new_answers.items():
+        probe_sets[answers] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name),
+                                                                             error, values, settings))
+                               for name in reference.probes]
+        memo.put(("probes", task, answers), probe_sets[answers])
 
     score_rows, probe_rows = [], []
+    extras: dict[str | None, dict] = {}
     for row in rows:
-        in_mechanism, law_fields = laws[(_text(row.get("phenomenal")), _text(row.get("mechanism")))]
-        probe_results = probe_sets[_text(row.get("probes"))]
+        law = _law_key(row)
+        in_mechanism, law_fields = laws[law]
+        probe_results = probe_sets[_answers_key(row, law)]
         identity = _identity(row)
+        columns = row.get("probe_columns")
+        if columns not in extras:
+            extras[columns] = _probe_columns(columns)
         for name, fields in zip(reference.probes, probe_results):
             found = None if in_mechanism is None else in_mechanism[name]
             probe_rows.append({**identity, "probe": name, **fields,
                                "probe_in_mechanism": None if in_mechanism is None else found is not None,
-                               "probe_mechanism_quantity": found})
+                               "probe_mechanism_quantity": found, **extras[columns].get(name, {})})
         n_correct = sum(fields["probe_equivalent"] for fields in probe_results)
         score_rows.append(_score_row(row, law_fields, len(probe_results), n_correct))
     return score_rows, probe_rows
 
 
+def _law_key(row: Mapping) -> tuple:
+    """What the law of a row depends on: its phenomenal and mechanism texts, or why the
+    reader could not read them."""
+    return _text(row.get("phenomenal")), _text(row.get("mechanism")), _text(row.get("submission_error"))
+
+
+def _answers_key(row: Mapping, law: tuple) -> tuple:
+    """What a row's probe results depend on: its answer texts and, for a mechanism (whose
+    quantities the answers may use), its law key."""
+    return _text(row.get("probes")), _text(row.get("probe_replies")), law if law[1] is not None else None
+
+
+def _probe_columns(text: str | None) -> dict[str, dict]:
+    """``probe_columns`` (JSON {probe: {column: value}}): extra columns of the probe rows."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return {}
+    return {str(k): dict(v) for k, v in value.items() if isinstance(v, Mapping)} if isinstance(value, Mapping) else {}
+
+
 def _probe_fields(answer, verdict: Verdict) -> dict:
     """The columns of a probe row that depend only on the answer (shared by repeats)."""
-    return {"answer": None if answer is None else str(answer), "probe_equivalent": verdict.equivalent,
+    text = answer[0] if isinstance(answer, tuple) else None if answer is None else str(answer)
+    return {"answer": text, "probe_equivalent": verdict.equivalent,
             "probe_verdict": verdict.provenance, "probe_reason": verdict.reason,
             "probe_counterexample": _json(verdict.counterexample)}
 
@@ -152,12 +187,15 @@ def _text(value) -> str | None:
     return text or None
 
 
-def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None, *,
-                     settings: Settings) -> _Candidate:
+def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None,
+                     submission_error: str | None = None, *, settings: Settings) -> _Candidate:
     started = time.perf_counter()
     problem = reference.problem
     try:
-        if mechanism is not None:
+        if submission_error is not None:
+            candidate = _Candidate(kind="mechanism" if mechanism is not None or phenomenal is None else "phenomenal",
+                                   status="parse_error", error=submission_error)
+        elif mechanism is not None:
             candidate = _solve(reference, mechanism, settings)
         elif phenomenal is not None:
             expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns)
@@ -192,21 +230,70 @@ def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candida
                       solution=solution, nodes=nodes)
 
 
-def _parse_answers(reference: Reference, text: str | None) -> tuple[dict, str | None]:
-    """Probe answers of a row: {probe: expression or error text}, and a row-level error."""
-    if text is None:
-        return {}, None
-    try:
-        raw = parse_probe_answers(text)
-    except ParseError as error:
-        return {}, str(error)
-    parsed = {}
-    for name, answer in raw.items():
+def _parse_answers(reference: Reference, probes: str | None, replies: str | None,
+                   candidate: _Candidate | None) -> tuple[dict, str | None]:
+    """Probe answers of a row: {probe: expression, (text, values) or error text},
+    and a row-level error.  ``probes`` are answers as expressions (``name = expr`` or a
+    bare ``expr``); ``replies`` are MechBench's probe replies (exactly one equation
+    ``probe = expr``).  Either may use the quantities of the submitted mechanism
+    (``candidate``), expanded through its solution."""
+    solution = None if candidate is None or candidate.status != "ok" else candidate.solution
+    parsed: dict = {}
+    error = None
+    if probes is not None:
         try:
-            parsed[name] = read_expression(answer, target=name, names=reference.knowns).subs(reference.constants)
-        except ValueError as error:
-            parsed[name] = f"parse error: {error}"
-    return parsed, None
+            raw = parse_probe_answers(probes)
+        except ParseError as failure:
+            raw, error = {}, str(failure)
+        for name, answer in raw.items():
+            parsed[name] = _answer(reference, name, answer, solution, strict=False)
+    if replies is not None:
+        try:
+            raw = json.loads(replies)
+        except (json.JSONDecodeError, RecursionError):
+            raw = None
+        if not isinstance(raw, Mapping):
+            return parsed, error or "probe replies are not a JSON object {probe: reply}"
+        for name, reply in raw.items():
+            if name in reference.probes and name not in parsed:
+                parsed[name] = ("no reply (reply.txt missing or unreadable)" if not isinstance(reply, str)
+                                else _answer(reference, name, reply, solution, strict=True))
+    return parsed, error
+
+
+def _answer(reference: Reference, name: str, text: str, solution, *, strict: bool):
+    """One probe answer: an expression in the knowns, (text, ``Quantity`` of values) when
+    it uses quantities the submission solved only numerically, or the reason it is unusable."""
+    try:
+        if strict:
+            text = reply_equation(text, name)
+        expr = read_expression(text, target=name, names=reference.knowns, allow_new_names=True)
+    except ValueError as failure:
+        return f"parse error: {failure}"
+    expr = expr.subs(reference.constants)
+    known = set(reference.knowns)
+    used = {s.name for s in expr.free_symbols} - known
+    if not used:
+        return expr
+    closed = {} if solution is None else solution.expressions
+    numeric = () if solution is None else solution.numeric
+    left = sorted(n for n in used if n not in closed and n not in numeric)
+    if left:
+        what = "neither inputs nor quantities of the submitted mechanism" if solution is not None else \
+            "not inputs (a phenomenal submission's answers use the inputs only)"
+        return f"names left after expansion: {', '.join(left)} ({what})"
+    expr = expr.xreplace({symbol(n): closed[n] for n in used if n in closed})
+    rest = sorted(s.name for s in expr.free_symbols if s.name not in known)
+    if not rest:
+        return expr
+    points = _points(reference)
+    env = {**points, **solution.values(rest, points)}
+    names = (*reference.domain.names, *rest)
+    try:
+        tape = compile_tape(expr, names)
+    except UnsupportedExpression as failure:
+        return f"cannot evaluate: {failure}"
+    return str(expr), Quantity(None, evaluate(tape, np.vstack([env[n] for n in names])))
 
 
 def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> tuple[dict[str, Quantity | str],
@@ -291,13 +378,13 @@ def _points(reference: Reference) -> dict[str, np.ndarray]:
 
 
 def _judge_probe(reference, name, answer, answers_error, values, settings) -> Verdict:
-    if answers_error is not None:
+    if answers_error is not None and answer is None:
         return Verdict("undecided", f"probe answers unreadable: {answers_error}")
     if answer is None:
         return Verdict("undecided", "no answer")
     if isinstance(answer, str):
         return Verdict("undecided", answer)
-    predicted = values[str(answer)]
+    predicted = answer[1] if isinstance(answer, tuple) else values[str(answer)]
     if isinstance(predicted, str):
         return Verdict("undecided", predicted)
     return judge(predicted, reference.probes[name], domain=reference.domain, settings=settings)
@@ -330,6 +417,8 @@ def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcom
         "complexity_max": max(nodes) if nodes else None,
         "complexity_total": sum(nodes) if nodes else None,
         "parse_solve_seconds": candidate.seconds,
+        "n_branches": None if candidate.solution is None else max(candidate.solution.branches.values(), default=1),
+        "task_warnings": "; ".join(f"{check}: {message}" for check, message in reference.warnings) or None,
     }
     fields.update(_NO_METRICS)
     fields.update(outcome.metrics)

@@ -90,6 +90,10 @@ class Solution:
     expressions: Mapping[str, se.Basic]
     law: se.Basic | None
     _plan: tuple[_Closed | _Numeric, ...] = field(repr=False, compare=False)
+    branches: Mapping[str, int] = field(default_factory=dict, compare=False)
+    """For each unknown chosen among several closed-form branches, how many were
+    admissible (real, finite and satisfying the equation at every point): where this is
+    above 1, fastscore chose by sign and MechBench's harness reports an ambiguity."""
     _compiled: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -388,6 +392,7 @@ class _Solver:
         self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
         self.numeric: set[str] = set()
         self.plan: list[_Closed | _Numeric] = []
+        self.branches: dict[str, int] = {}
 
     # -- budget and numeric evaluation
 
@@ -565,6 +570,7 @@ class _Solver:
         if not scored:
             raise SolveError(f"no real solution for {name}")
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+        self.branches[name] = sum(s[0] == 1.0 for s in scored)
         best = scored[0]
         if best[0] == 0.0:
             raise SolveError(f"no real solution for {name} on 100% of the domain")
@@ -765,4 +771,5 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
         expressions=expressions,
         law=expressions.get(target),
         _plan=tuple(solver.plan),
+        branches=dict(solver.branches),
     )

@@ -18,10 +18,12 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-__all__ = ["SweepError", "REQUIRED", "COLUMNS", "FORMATS", "read_sweep", "sweep_digest", "run_index"]
+from fastscore.runs import HARNESS_COLUMNS, ExperimentNames, is_run_tree, read_runs
+
+__all__ = ["SweepError", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "FORMATS", "read_sweep", "sweep_digest",
+           "run_index"]
 
 REQUIRED = ("config", "task")
-COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
 FORMATS = (".parquet", ".csv", ".jsonl", ".ndjson")
 SUBMISSION_FILE, PROBES_FILE = "submission.txt", "probes.txt"
 _RUN_PATTERN = r"^(?:[A-Za-z][A-Za-z_-]*)?([0-9]+)$"  # "0", "run-2", "run3", "r_4"
@@ -65,7 +67,33 @@ def _probes_text(value) -> str | None:
     return text if text.strip() else None
 
 
-_TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text}
+def _json_text(value) -> str | None:
+    """A JSON-object cell (``probe_replies``, ``probe_columns``) as text; null values kept."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"}
+                                       for item in value):
+        value = {item["key"]: item["value"] for item in value}  # an Arrow map
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if text.strip() else None
+
+
+def _plain_text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+_TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text,
+                 "probe_replies": _json_text, "submission_error": _plain_text, "probe_columns": _json_text}
+"""The submission columns of a normalised batch: ``probe_replies`` (probe -> a reply
+``probe = expr``, scored by MechBench's rule), ``submission_error`` (why the reader could
+not read the submission) and ``probe_columns`` (probe -> extra columns of its probe row)
+come from MechBench run folders (``fastscore.runs``) and may be given in any format."""
+SUBMISSION_COLUMNS = tuple(_TEXT_COLUMNS)
+"""The columns that carry the submission itself (scored, not carried through to the output)."""
+COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
+"""The columns of every normalised batch; then the other submission columns where the
+input has them, then every other column of the input."""
+NORMALISED = ("config", "run", "task", *SUBMISSION_COLUMNS)
 
 
 # --- normalisation -------------------------------------------------------------------------
@@ -118,9 +146,10 @@ def _normalise(frame: pl.DataFrame, source) -> pl.DataFrame:
         _labels(frame["config"], source),
         _runs(frame["run"] if "run" in frame.columns else None, frame.height, source),
         _labels(frame["task"], source),
-        *(_texts(frame, name, convert) for name, convert in _TEXT_COLUMNS.items()),
+        *(_texts(frame, name, convert) for name, convert in _TEXT_COLUMNS.items()
+          if name in COLUMNS or name in frame.columns),
     ]
-    return pl.DataFrame([*columns, *(frame[name] for name in frame.columns if name not in COLUMNS)])
+    return pl.DataFrame([*columns, *(frame[name] for name in frame.columns if name not in NORMALISED)])
 
 
 # --- readers: each returns an iterator of raw frames, after checking what it can up front ---
@@ -281,9 +310,27 @@ def _batches(frames: Iterator[pl.DataFrame], batch_size: int, source: Path) -> I
         raise SweepError(f"{source}: empty sweep (no submissions)")
 
 
-def read_sweep(path: str | Path, *, batch_size: int = 50_000) -> Iterator[pl.DataFrame]:
-    """Stream a sweep (.parquet, .csv, .jsonl/.ndjson, or a SWEEP/<config>/<run>/<task>/ tree)
-    as normalised frames of at most `batch_size` rows.
+def _run_frames(root: Path, batch_size: int, experiments: ExperimentNames | None) -> Iterator[pl.DataFrame]:
+    rows: list[dict] = []
+    for row in read_runs(root, experiments):
+        rows.append(row)
+        if len(rows) == batch_size:
+            yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
+            rows = []
+    if rows:
+        yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
+
+
+_RUN_SCHEMA = {**_TREE_SCHEMA, "probe_replies": pl.String, "submission_error": pl.String, "probe_columns": pl.String,
+               "harness_error": pl.String, "agent_seconds": pl.Float64, "evaluation_seconds": pl.Float64,
+               **{name: pl.Boolean for name in HARNESS_COLUMNS if name != "harness_error"}}
+
+
+def read_sweep(path: str | Path, *, batch_size: int = 50_000,
+               experiments: ExperimentNames | None = None) -> Iterator[pl.DataFrame]:
+    """Stream a sweep (.parquet, .csv, .jsonl/.ndjson, a SWEEP/<config>/<run>/<task>/ tree,
+    or MechBench run folders SWEEP/<exp_name>/<task_name>/, whose experiment names
+    ``experiments`` maps to (config, run)) as normalised frames of at most `batch_size` rows.
 
     The path, format and (for Parquet and CSV) the required columns are checked on the call;
     other problems raise SweepError while iterating.
@@ -294,7 +341,7 @@ def read_sweep(path: str | Path, *, batch_size: int = 50_000) -> Iterator[pl.Dat
     if not path.exists():
         raise SweepError(f"{path}: sweep not found")
     if path.is_dir():
-        frames = _tree_frames(path, batch_size)
+        frames = _run_frames(path, batch_size, experiments) if is_run_tree(path) else _tree_frames(path, batch_size)
     else:
         reader = _READERS.get(path.suffix.lower())
         if reader is None:

@@ -17,8 +17,9 @@ from typing import Iterable, Mapping, Sequence
 import polars as pl
 
 from fastscore.kernels import METRICS
+from fastscore.sweep import SUBMISSION_COLUMNS
 
-SUBMISSION_TEXT = ("phenomenal", "mechanism", "probes")
+SUBMISSION_TEXT = SUBMISSION_COLUMNS
 STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
 RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
 STRATA = ("domain", "family", "n_mutations", "variant_only")
@@ -33,7 +34,7 @@ SCORE_SCHEMA = {
     **{f"{split}_{m}": pl.Float64 for split in ("id", "ood") for m in METRICS},
     "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64, "n_probes_in_mechanism": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
-    "parse_solve_seconds": pl.Float64, "submission_sha": pl.Utf8,
+    "parse_solve_seconds": pl.Float64, "n_branches": pl.Int64, "task_warnings": pl.Utf8, "submission_sha": pl.Utf8,
 }
 # the score columns summary() and strata() read
 SUMMARY_INPUTS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
