@@ -127,7 +127,7 @@ def read_task_list(path: str | Path) -> list[str]:
 
 
 def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
-           experiments: ExperimentNames) -> Iterator[WorkUnit]:
+           experiments: ExperimentNames | None = None) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
     already scored with the same submission are set aside."""
     for frame in read_sweep(sweep, experiments=experiments):
