@@ -9,8 +9,9 @@ The system ``C u = b`` is solved by Gaussian elimination on SymEngine expression
 without expanding anything (rational coefficients stay exact; each step is a few
 SymEngine operations).  Pivots are taken from homogeneous rows first (balances without
 a source term: their back-substitution is a product, not a difference that float64
-would lose digits in), then by the Markowitz rule (least fill-in, then the smallest
-coefficient), so the sparse systems of real mechanisms stay small.  The values
+would lose digits in), then large in their row (threshold partial pivoting), then by the
+Markowitz rule (least fill-in, then the smallest coefficient), so the sparse systems of
+real mechanisms stay small and well conditioned.  The values
 of every coefficient at the sample points are carried along in float64: a pivot must be
 finite and clearly non-zero at every point, and an entry that vanishes at every point
 is dropped, which is how a singular, dependent or inconsistent block is recognised.
@@ -28,6 +29,8 @@ from fastscore.canonical import count_nodes
 
 __all__ = ["LinearBlock", "linear_block", "solve_linear"]
 
+THRESHOLD = 0.1
+"""A pivot at least this share of its row's largest entry (at every point) is preferred."""
 ZERO_RTOL = 1e-12
 """An entry is zero at a point when it is below this share of the values it was made from."""
 
@@ -191,7 +194,9 @@ def _usable(numeric: _Values | None, i: int, j: str) -> bool:
 
 def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
     """The (row, unknown) usable as a pivot that is homogeneous (zero right-hand side),
-    then of least fill-in, then of smallest coefficient.  Rows with a source term go
+    then large in its row (at least ``THRESHOLD`` of the row's largest entry at every
+    point: threshold partial pivoting, which keeps the entries from growing), then of
+    least fill-in (Markowitz), then of smallest coefficient.  Rows with a source term go
     last, so the closed forms are quotients and products rather than differences of
     similar values (``E_T - E_free`` from a conservation law loses digits in float64)."""
     column_count = {u: 0 for u in remaining}
@@ -201,11 +206,14 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
                 column_count[j] += 1
     best = None
     for i in sorted(live):
+        largest = None if numeric is None else np.max([np.abs(v) for v in numeric.coefficients[i].values()], axis=0)
         for j in sorted(rows[i]):
-            if j not in remaining:
+            if j not in remaining or not _usable(numeric, i, j):
                 continue
-            key = (not rhs[i].is_zero, (len(rows[i]) - 1) * (column_count[j] - 1), count_nodes(rows[i][j]), i, j)
-            if (best is None or key < best[0]) and _usable(numeric, i, j):
+            small = largest is not None and not np.all(np.abs(numeric.coefficients[i][j]) >= THRESHOLD * largest)
+            key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1),
+                   count_nodes(rows[i][j]), i, j)
+            if best is None or key < best[0]:
                 best = (key, i, j)
     return None if best is None else best[1:]
 

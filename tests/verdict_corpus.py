@@ -211,11 +211,27 @@ def relative_difference(a, b) -> float:
     return 0.0 if size == 0 else float(abs(a - b) / size)
 
 
+def _values_at(case: Case, point: dict) -> tuple:
+    """Both sides at one point ({name: float}) at ``DIGITS`` digits; a side that is a
+    rounding residue of an exact zero (it shrinks by at least ``DIGITS/2`` orders of
+    magnitude at twice the digits, as ``1 + |c| - |c - 1|`` at ``c <= 0`` does when ``c``
+    is inexact) is 0."""
+    values = []
+    for text in (case.candidate, case.reference):
+        with mpmath.workdps(DIGITS):
+            value = mp_value(text, {name: mpmath.mpf(float(v)) for name, v in point.items()})
+        if value is not None and value != 0:
+            with mpmath.workdps(2 * DIGITS):
+                finer = mp_value(text, {name: mpmath.mpf(float(v)) for name, v in point.items()})
+            if finer is not None and abs(finer) <= abs(value) * mpmath.mpf(10) ** (-DIGITS // 2):
+                value = mpmath.mpf(0)
+        values.append(value)
+    return tuple(values)
+
+
 def difference_at(case: Case, point: dict) -> float:
     """Relative difference of the two sides at one point ({name: float})."""
-    with mpmath.workdps(DIGITS):
-        env = {name: mpmath.mpf(float(value)) for name, value in point.items()}
-        return relative_difference(mp_value(case.candidate, env), mp_value(case.reference, env))
+    return relative_difference(*_values_at(case, point))
 
 
 def max_difference(case: Case, *, n: int = TRUTH_POINTS, seed: int = 12345) -> tuple[float, int]:
@@ -223,14 +239,12 @@ def max_difference(case: Case, *, n: int = TRUTH_POINTS, seed: int = 12345) -> t
     a seed of its own), and the number of points where either side is defined."""
     points = sample(case, n, seed)
     worst, defined = 0.0, 0
-    with mpmath.workdps(DIGITS):
-        for j in range(n):
-            env = {name: mpmath.mpf(float(points[i, j])) for i, name in enumerate(case.names)}
-            a, b = mp_value(case.candidate, env), mp_value(case.reference, env)
-            if a is None and b is None:
-                continue
-            defined += 1
-            worst = max(worst, relative_difference(a, b))
+    for j in range(n):
+        a, b = _values_at(case, {name: points[i, j] for i, name in enumerate(case.names)})
+        if a is None and b is None:
+            continue
+        defined += 1
+        worst = max(worst, relative_difference(a, b))
     return worst, defined
 
 
@@ -740,3 +754,21 @@ eq("x**(1/3)", "x**0.3333333333333333", POS, "roots", "decimal exponent within 1
 ne("sqrt(x)**2", "x", SIGNED, "roots", "sqrt(x)**2 has no real value for x < 0",
    bug="SymEngine rewrites sqrt(x)**2 to x while parsing, so the candidate becomes defined for x < 0 "
        "and is proven 'identical'; the domain restriction of the text is lost")
+
+# regions where both sides are exactly zero (MechBench's clamps ((1 + |c| - |c - 1|)/2)**2):
+# at high precision both are rounding residues of 0 there, which is agreement, not a counterexample
+CLAMP_A = (V("a", 0.0, 10.0),)
+eq("((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2", "((7 + Abs(a - 3) - Abs(a - 10))/14)**2", CLAMP_A,
+   "zero-region", "clamp of (a - 3)/7 to [0, 1], squared; zero for a <= 3")
+eq("((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2*(a + 1)",
+   "(a + 1)*(Abs(a - 3)/14 - Abs(a - 10)/14 + 1/2)**2", CLAMP_A, "zero-region", "clamp times a factor")
+eq("(x + Abs(x))/2*(y + 1/3)", "(x*y + Abs(x)*y + (x + Abs(x))/3)/2", (V("x", -1, 1), V("y", 0, 2)),
+   "zero-region", "max(x, 0) times a factor, expanded; zero for x <= 0")
+eq("(x + sqrt(x**2))*exp(y/3)", "(x + Abs(x))*exp(y/3)", (V("x", -1, 1), V("y", 0, 2)),
+   "zero-region", "max-like form with sqrt(x**2) = |x|")
+ne("((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2", "((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1.001))/2)**2",
+   CLAMP_A, "zero-region/near-miss", "a shifted breakpoint: no longer zero for a <= 3")
+ne("(x + Abs(x))/2*(y + 1/3)", "(x + Abs(x))/2*(y + 1/3) + (Abs(x) - x)/1000", (V("x", -1, 1), V("y", 0, 2)),
+   "zero-region/near-miss", "equal where x > 0, zero against non-zero where x < 0")
+ne("((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2", "1.01*((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2",
+   CLAMP_A, "zero-region/near-miss", "both zero for a <= 3, 1% apart elsewhere")

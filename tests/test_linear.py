@@ -1,0 +1,110 @@
+"""Coupled linear blocks: exact elimination, singular and inconsistent blocks, pivots that
+vanish on part of the domain, and the blocks of real MechBench tasks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import symengine as se
+
+from fastscore.kernels import compile_tape, evaluate
+from fastscore.linear import linear_block, solve_linear
+from fastscore.parse import parse_equation
+from fastscore.solve import SolveError, solve_mechanism
+
+N = 200
+a, b = se.Symbol("a"), se.Symbol("b")
+
+
+def _points(low=1.0, high=2.0):
+    rng = np.random.default_rng(3)
+    return {"a": rng.uniform(low, high, N), "b": rng.uniform(low, high, N)}
+
+
+def _equations(*texts):
+    return [parse_equation(t, names=("a", "b"), allow_new_names=True) for t in texts]
+
+
+def _values(expr, points):
+    names = sorted(points)
+    return evaluate(compile_tape(expr, names), np.array([points[n] for n in names]))
+
+
+def test_linearity_is_read_from_derivatives():
+    (l1, r1), (l2, r2) = _equations("a*x + y = b", "x - 2*y = 1")
+    block = linear_block([l1 - r1, l2 - r2], ["x", "y"])
+    assert block is not None and block.rows[0] == {"x": a, "y": se.Integer(1)} and block.rhs[0] == b
+    (l3, r3), = _equations("x*y = b")
+    assert linear_block([l3 - r3, l2 - r2], ["x", "y"]) is None  # x*y is not linear
+
+
+def test_a_coupled_block_has_its_exact_closed_forms():
+    # a steady-state chain with expression left-hand sides (as in MechBench's balances)
+    equations = _equations("(a + 1)*e = 3/7*c", "e + c + q = b", "2*q = a*e", "r = 5*c")
+    points = _points()
+    solution = solve_mechanism(equations, knowns=["a", "b"], target="r", points=points)
+    expected = 5 * (se.Rational(7, 3) * (a + 1)) * b / (1 + se.Rational(7, 3) * (a + 1) + a / 2)
+    assert set(solution.expressions) == {"e", "c", "q", "r"}
+    np.testing.assert_allclose(_values(solution.law, points), _values(expected, points), rtol=1e-13)
+    # rational coefficients stay exact: no float in the law
+    assert not solution.law.atoms(se.RealDouble)
+
+
+def test_a_large_sparse_block_solves_exactly():
+    n = 16  # a ring of balances: u_i depends on its two neighbours
+    texts = [f"(2 + a)*u{i} = u{(i - 1) % n} / 3 + u{(i + 1) % n} / 5 + b" for i in range(n)] + ["y = u0"]
+    points = _points()
+    solution = solve_mechanism(_equations(*texts), knowns=["a", "b"], target="y", points=points)
+    # by symmetry every u_i equals b / (2 + a - 1/3 - 1/5)
+    np.testing.assert_allclose(_values(solution.law, points), points["b"] / (points["a"] + 2 - 1 / 3 - 1 / 5),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize(("texts", "message"), [
+    (("x + y = a", "2*x + 2*y = 2*a", "z = x"), "under-determined: dependent equations"),
+    (("x + y = a", "2*x + 2*y = b", "z = x"), "inconsistent equations"),
+    (("a*x + y = 1", "a*x + y = b", "z = x + y"), "inconsistent equations"),
+])
+def test_singular_blocks_are_solve_errors(texts, message):
+    with pytest.raises(SolveError, match=message):
+        solve_mechanism(_equations(*texts), knowns=["a", "b"], target="z", points=_points())
+
+
+def test_a_pivot_that_vanishes_inside_the_domain_is_avoided():
+    # (a - 1.5) is zero inside [1, 2): eliminating x through it would divide by zero there
+    equations = _equations("(a - 3/2)*x + y = b", "x + y = 1", "z = x")
+    points = _points()
+    solution = solve_mechanism(equations, knowns=["a", "b"], target="z", points=points)
+    expected = (points["b"] - 1) / (points["a"] - 2.5)
+    np.testing.assert_allclose(_values(solution.law, points), expected, rtol=1e-12)
+
+
+def test_a_block_singular_at_sample_points_is_a_solve_error():
+    # the determinant (a - 3/2)**2 - 1 is zero at a = 0.5 and 2.5, both sample points
+    equations = _equations("(a - 3/2)*x + y = b", "x + (a - 3/2)*y = 1", "z = x")
+    solve_mechanism(equations, knowns=["a", "b"], target="z", points=_points(1.0, 2.0))  # fine on [1, 2)
+    with pytest.raises(SolveError):
+        solve_mechanism(equations, knowns=["a", "b"], target="z",
+                        points={"a": np.linspace(0.5, 2.5, 5), "b": np.full(5, 2.0)})
+
+
+def test_solve_linear_without_points_uses_symbols_only():
+    (l1, r1), (l2, r2) = _equations("x + y = a", "x - y = b")
+    solved, values = solve_linear(linear_block([l1 - r1, l2 - r2], ["x", "y"]), None)
+    assert values is None
+    assert se.expand(solved["x"] - (a + b) / 2).is_zero and se.expand(solved["y"] - (a - b) / 2).is_zero
+
+
+def test_consistent_redundant_equations_are_accepted_and_inconsistent_ones_rejected():
+    points = _points()
+    solution = solve_mechanism(_equations("x = a", "y = 2*x", "y/2 = a"), knowns=["a", "b"], target="y",
+                               points=points)
+    np.testing.assert_allclose(_values(solution.law, points), 2 * points["a"])
+    with pytest.raises(SolveError, match="inconsistent equations"):
+        solve_mechanism(_equations("x = a", "y = 2*x", "y/2 = 1.01*a"), knowns=["a", "b"], target="y",
+                        points=points)
+
+
+@pytest.mark.parametrize("texts", [("T = T",), ("z = z", "T = a*b"), ("T = a", "x + 1 = 1 + x")])
+def test_identity_equations_fix_nothing(texts):
+    with pytest.raises(SolveError, match="holds identically"):
+        solve_mechanism(_equations(*texts), knowns=["a", "b"], target="T", points=_points())
