@@ -781,11 +781,15 @@ _SEPARATORS = re.compile(r"[;\r\n]")
 
 
 def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Split a mechanism into equation texts on newlines and ';' (stripped, empties dropped)."""
+    """Split a mechanism into equation texts on newlines and ';' (stripped, empties
+    dropped); ``#`` starts a comment that runs to the end of its line (MechBench's
+    submission format)."""
     if not isinstance(text, str):
         raise ParseError(f"expected mechanism text, got {type(text).__name__}")
     if len(text) > limits.max_chars * limits.max_equations:
         raise ParseError(f"mechanism is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
+    if "#" in text:
+        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
     parts = [part.strip() for part in _SEPARATORS.split(text)]
     parts = [part for part in parts if part]
     if len(parts) > limits.max_equations:
