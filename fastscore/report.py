@@ -488,6 +488,49 @@ def _figures_section(document: _Document, strata: pl.DataFrame, out: Path) -> No
         document.text("No domains in the problems: the figure of accuracy by domain is skipped.")
 
 
+AUDIT_FILE = "harness_audit.parquet"
+AUDIT_ROWS = 50
+
+
+def _evidence(verdict, reason, counterexample) -> str:
+    text = f"{verdict or '—'}: {reason or ''}".strip()
+    return f"{text}; counterexample {counterexample}" if counterexample else text
+
+
+def _audit_section(document: _Document, directory: Path, out: Path) -> None:
+    """Cells where fastscore and MechBench's harness disagree (``fastscore.audit``)."""
+    from fastscore.audit import harness_audit
+    (out / AUDIT_FILE).unlink(missing_ok=True)
+    audit = harness_audit(directory)
+    if audit is None:
+        return
+    document.heading(2, "Audit against MechBench's harness")
+    laws, probes = audit.law_disagreements, audit.probe_disagreements
+    document.text(f"The run folders carried the harness's own verdicts for {audit.laws_compared} laws and "
+                  f"{audit.probes_compared} probe answers. They disagree with fastscore on {laws.height} laws and "
+                  f"{probes.height} probe answers, listed below (at most {AUDIT_ROWS} of each; all of them in "
+                  f"`{AUDIT_FILE}`) with fastscore's evidence: the proof rule of a `proven` verdict, the "
+                  "counterexample of a `different` one.")
+    if laws.height:
+        document.heading(3, "Laws")
+        document.table(["config", "run", "task", "fastscore", "harness", "fastscore evidence"],
+                       [[r["config"], str(r["run"]), r["task"], "equivalent" if r["p_equivalent"] else "not",
+                         "equivalent" if r["harness_p_equivalent"] else (r["harness_error"] or "not")[:120],
+                         _evidence(r["p_verdict"], r["p_reason"] or r["error"], r["p_counterexample"])[:300]]
+                        for r in laws.head(AUDIT_ROWS).iter_rows(named=True)])
+    if probes.height:
+        document.heading(3, "Probes")
+        document.table(["config", "run", "task", "probe", "fastscore", "harness", "fastscore evidence"],
+                       [[r["config"], str(r["run"]), r["task"], r["probe"],
+                         "equivalent" if r["probe_equivalent"] else "not",
+                         "equivalent" if r["harness_probe_equivalent"] else (r["harness_probe_error"] or "not")[:120],
+                         _evidence(r["probe_verdict"], r["probe_reason"], r["probe_counterexample"])[:300]]
+                        for r in probes.head(AUDIT_ROWS).iter_rows(named=True)])
+    pl.concat([laws.with_columns(pl.lit("law").alias("kind")),
+               probes.with_columns(pl.lit("probe").alias("kind"))], how="diagonal_relaxed").write_parquet(
+        out / AUDIT_FILE)
+
+
 def write_report(directory: str | Path, *, out: str | Path | None = None) -> Path:
     """Write ``report.md``, ``report.html`` and the PNG figures for the scored output
     ``directory`` into ``out`` (default ``directory/report``); return the report.md path.
@@ -508,6 +551,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _strata_section(document, strata)
     _cost_section(document, scores)
     _tests_section(document, scores)
+    _audit_section(document, directory, out)
     _figures_section(document, strata, out)
     path = out / "report.md"
     path.write_text(document.markdown(), encoding="utf-8")

@@ -110,6 +110,26 @@ def test_a_run_tree_is_scored_with_probe_replies_expanded_through_the_submission
     assert meta["counts"]["status"] == {"ok": 3}
     summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     assert "agent_seconds_median" in summary.columns and "harness_ok_median" not in summary.columns
+    # the report audits the harness: where the two disagree, with fastscore's proof or counterexample
+    assert main(["report", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "## Audit against MechBench's harness" in report
+    assert "verdicts for 3 laws and 6 probe answers. They disagree with fastscore on 0 laws and 3 probe" in report
+    audit = pl.read_parquet(tmp_path / "out" / "report" / "harness_audit.parquet")
+    assert audit.select("config", "run", "probe", "probe_verdict").rows() == [
+        ("alpha", 2, "g", "proven"), ("beta", 0, "g", "different"), ("beta", 0, "w", "different")]
+    assert audit.filter(pl.col("config") == "beta")["probe_counterexample"].str.contains('"candidate"').all()
+
+
+def test_no_audit_without_harness_verdicts(tmp_path):
+    from fastscore.audit import harness_audit
+    sweep = tmp_path / "s.jsonl"
+    sweep.write_text(json.dumps({"config": "c", "task": "circular-orbit-period", "phenomenal": "T = r"}))
+    score_sweep(Path(__file__).resolve().parents[1] / "problems" / "example", sweep, tmp_path / "out",
+                executor="local", settings=SMALL)
+    assert harness_audit(tmp_path / "out") is None
+    assert main(["report", str(tmp_path / "out")]) == 0
+    assert "Audit against" not in (tmp_path / "out" / "report" / "report.md").read_text()
 
 
 @pytest.mark.parametrize(("reply", "reason"), [
