@@ -139,6 +139,8 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
     difference = a - b
     if _expands_to_zero(difference):
         return "expand"
+    if _fraction_size(difference) > MAX_FRACTION_TERMS:
+        return None  # over a common denominator it could not be expanded anyway
     numerator, _ = difference.as_numer_denom()
     if _expands_to_zero(numerator):
         return "rational"
@@ -147,6 +149,62 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
         if _expands_to_zero(ratio_numerator - ratio_denominator):
             return "ratio"
     return None
+
+
+MAX_FRACTION_TERMS = 10 * MAX_EXPANDED_TERMS
+"""Above this estimate of the expanded numerator over a common denominator, the
+"rational" and "ratio" rules are skipped: ``as_numer_denom`` alone takes a second on
+the nested fractions of a solved eight-unknown balance, and its numerator would be far
+past ``MAX_EXPANDED_TERMS``."""
+
+
+def _fraction_size(expr: se.Basic) -> int:
+    """Upper estimate of the expanded terms of the numerator of ``expr`` over a common
+    denominator (``as_numer_denom``: the least common multiple of the denominators)."""
+    return _fraction_terms(expr)[0] if type(expr) in _COMPOUND else 1
+
+
+def _product_size(denominator: dict, cap: int) -> int:
+    size = 1
+    for base, power in denominator.items():
+        size = min(cap, size * expansion_size(base) ** min(power, 64))
+    return size
+
+
+@lru_cache(maxsize=1 << 16)
+def _fraction_terms(expr: se.Basic) -> tuple[int, tuple]:
+    """(numerator term estimate, denominator as ((base, power), ...)), capped, memoised."""
+    cap = MAX_FRACTION_TERMS + 1
+    kind = type(expr)
+    if kind is se.Add or kind is se.Mul:
+        parts = [_fraction_terms(t) if type(t) in _COMPOUND else (1, ()) for t in expr.args]
+        denominator: dict = {}
+        for _, factors in parts:
+            for base, power in factors:
+                denominator[base] = denominator.get(base, 0) + power if kind is se.Mul else \
+                    max(denominator.get(base, 0), power)
+        if kind is se.Mul:
+            numerator = 1
+            for n, _ in parts:
+                numerator = min(cap, numerator * n)
+        else:
+            numerator = 0
+            for n, factors in parts:
+                rest = dict(denominator)
+                for base, power in factors:
+                    rest[base] -= power
+                numerator = min(cap, numerator + n * _product_size(rest, cap))
+        return numerator, tuple(denominator.items())
+    base, exponent = expr.args
+    power = _small_integer(exponent)
+    if power is None:
+        return 1, ()
+    if int(exponent) > 0:
+        n, factors = _fraction_terms(base) if type(base) in _COMPOUND else (1, ())
+        return min(cap, n ** min(power, 64)), tuple((b, p * power) for b, p in factors)
+    n, factors = _fraction_terms(base) if type(base) in _COMPOUND else (1, ())
+    numerator = _product_size(dict(factors), cap) ** min(power, 64)
+    return min(cap, numerator), ((base, power),)
 
 
 def _expands_to_zero(expr: se.Basic) -> bool:

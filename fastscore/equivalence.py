@@ -133,8 +133,10 @@ def compare(candidate: se.Basic, reference: se.Basic, *, domain: Domain,
 
 
 def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
-          settings: Settings = DEFAULT_SETTINGS) -> Verdict:
-    """Judge a pair from its values at ``domain.points`` (see module doc)."""
+          settings: Settings = DEFAULT_SETTINGS, prove: bool = True) -> Verdict:
+    """Judge a pair from its values at ``domain.points`` (see module doc); with
+    ``prove=False`` the proof rung is skipped (agreement is then ``numeric``: the same
+    answer to "equivalent?", for diagnostics that need no provenance)."""
     screened = screen(candidate.values, reference.values, rtol=settings.rtol, k=_EARLY_CHECKS)
     if candidate.expr is None:
         if screened.n_unreliable:
@@ -146,8 +148,8 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
         if isinstance(outcome, Verdict):
             return outcome
         n_valid = screened.n_trusted + outcome
-        inexact = _separated(candidate, reference, domain, screened.apart, rtol=0.0)
-        rule = None if inexact is not None else prove_equal(
+        inexact = None if not prove else _separated(candidate, reference, domain, screened.apart, rtol=0.0)
+        rule = None if inexact is not None or not prove else prove_equal(
             candidate.expr, reference.expr, positive=domain.positive,
             refuted=lambda: _unequal_precisely(candidate, reference, domain, screened.apart, settings.precision_digits))
         if rule is not None:

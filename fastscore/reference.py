@@ -12,6 +12,7 @@ import symengine as se
 
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
 from fastscore.equivalence import Domain, Quantity, agree, judge
+from fastscore.canonical import count_nodes
 from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem
@@ -176,39 +177,53 @@ def probe_warning(probe: Quantity, law: Quantity, domain: Domain, columns: slice
               or symbol(name) in probe.expr.free_symbols]
     if len(inputs) < 2:
         return "the probe is a function of the law alone (one input)"
-    if _parallel_gradients(probe.expr, law.expr, inputs, domain, columns, settings):
+    if _parallel_gradients(probe, law, inputs, domain, columns, settings):
         return "the probe is a function of the law alone (its gradient is parallel to the law's everywhere)"
     return None
 
 
-def _parallel_gradients(probe: se.Basic, law: se.Basic, inputs, domain: Domain, columns: slice,
+SYMBOLIC_GRADIENT_NODES = 300
+"""Formulas up to this size are differentiated symbolically; larger ones (a solved
+coupled block) by central differences of their tapes, judged with ``FD_RTOL``."""
+FD_RTOL = 1e-3
+
+
+def _parallel_gradients(probe: Quantity, law: Quantity, inputs, domain: Domain, columns: slice,
                         settings: Settings) -> bool:
     """True when every 2x2 minor of the Jacobian of (probe, law) in ``inputs`` vanishes at
     every domain point (relative to the size of its two products)."""
     points = domain.points[:, columns]
-    gradients = {name: _gradient((probe, law), name, domain.names, points) for name in inputs}
+    symbolic = max(count_nodes(probe.expr), count_nodes(law.expr)) <= SYMBOLIC_GRADIENT_NODES
+    gradients = {}
+    for name in inputs:
+        try:
+            if not symbolic:
+                raise UnsupportedExpression("large formula")
+            tapes = [compile_tape(se.diff(e, symbol(name)), domain.names) for e in (probe.expr, law.expr)]
+            gradients[name] = evaluate(tapes, points)
+        except UnsupportedExpression:
+            symbolic = False
+            gradients[name] = _central_difference((probe, law), domain, points, name)
+    tolerance = settings if symbolic else Settings(rtol=max(settings.rtol, FD_RTOL))
     for i, first in enumerate(inputs):
         for second in inputs[i + 1:]:
             left = gradients[first][0] * gradients[second][1]
             right = gradients[second][0] * gradients[first][1]
             usable = np.isfinite(left) & np.isfinite(right)
-            if usable.any() and not agree(left[usable], right[usable], settings).all():
+            if usable.any() and not agree(left[usable], right[usable], tolerance).all():
                 return False
     return True
 
 
-def _gradient(exprs, name: str, names, points: np.ndarray) -> np.ndarray:
-    """d(expr)/d(name) at the points: symbolic where the kernels can evaluate the
-    derivative, else a central difference."""
-    try:
-        return evaluate([compile_tape(se.diff(e, symbol(name)), names) for e in exprs], points)
-    except UnsupportedExpression:
-        row = names.index(name)
-        step = 1e-6 * np.maximum(np.abs(points[row]), 1e-300)
-        up, down = points.copy(), points.copy()
-        up[row] += step
-        down[row] -= step
-        tapes = [compile_tape(e, names) for e in exprs]
+def _central_difference(quantities, domain: Domain, points: np.ndarray, name: str) -> np.ndarray:
+    """d/d(name) of each quantity at the points, by a central difference of its tape."""
+    tapes = [q.tape or compile_tape(q.expr, domain.names) for q in quantities]
+    row = domain.names.index(name)
+    step = 1e-5 * np.maximum(np.abs(points[row]), 1e-300)
+    up, down = points.copy(), points.copy()
+    up[row] += step
+    down[row] -= step
+    with np.errstate(all="ignore"):
         return (evaluate(tapes, up) - evaluate(tapes, down)) / (2 * step)
 
 

@@ -367,10 +367,21 @@ def _probes_in_mechanism(reference: Reference, solution, settings: Settings) -> 
     values = solution.values(internal, _points(reference)) if internal else {}
     found = {}
     for probe, expected in reference.probes.items():
-        found[probe] = next((name for name in internal if judge(
-            Quantity(solution.expressions.get(name), values[name]), expected, domain=reference.domain,
-            settings=settings).equivalent), None)
+        found[probe] = next((name for name in internal if _likely_equal(values[name], expected.values, settings)
+                             and judge(Quantity(solution.expressions.get(name), values[name]), expected,
+                                       domain=reference.domain, settings=settings, prove=False).equivalent), None)
     return found
+
+
+def _likely_equal(a: np.ndarray, b: np.ndarray, settings: Settings) -> bool:
+    """A float64 pre-screen of a diagnostic pair: finite on the same points and agreeing
+    within ``rtol`` at most of them (the full judgement re-checks the rest exactly)."""
+    finite = np.isfinite(a)
+    if not np.array_equal(finite, np.isfinite(b)) or not finite.any():
+        return False
+    with np.errstate(all="ignore"):
+        close = np.abs(a[finite] - b[finite]) <= settings.rtol * np.maximum(np.abs(a[finite]), np.abs(b[finite]))
+    return bool(close.mean() >= 0.5)
 
 
 def _points(reference: Reference) -> dict[str, np.ndarray]:
