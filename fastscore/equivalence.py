@@ -137,6 +137,8 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
     """Judge a pair from its values at ``domain.points`` (see module doc); with
     ``prove=False`` the proof rung is skipped (agreement is then ``numeric``: the same
     answer to "equivalent?", for diagnostics that need no provenance)."""
+    if candidate.expr is not None and candidate.expr == reference.expr:
+        return Verdict("proven", "identical")  # the same tree: the same value at every point
     screened = screen(candidate.values, reference.values, rtol=settings.rtol, k=_EARLY_CHECKS)
     if candidate.expr is None:
         if screened.n_unreliable:

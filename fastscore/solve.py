@@ -158,7 +158,10 @@ def _broadcast(points: Mapping[str, np.ndarray], names: Sequence[str]) -> dict[s
     return {n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}
 
 
+@lru_cache(maxsize=1 << 12)
 def _compile(expr: se.Basic):
+    """The tape of a closed form over its own names (memoised: a task's renamed or
+    repeated mechanisms share their closed forms, which are in the knowns only)."""
     variables = sorted(_names(expr))
     return variables, compile_tape(expr, variables)
 
