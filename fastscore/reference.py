@@ -64,16 +64,21 @@ def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
     return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
-def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
-                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
-    """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
+def reference_equations(problem: Problem, constants: Mapping[se.Basic, se.Basic]) -> list[tuple[se.Basic, se.Basic]]:
+    """The problem's own mechanism equations, parsed, with ``constants`` substituted."""
     names = (*problem.known_names, problem.target.name, *(v.name for v in problem.intermediates))
     equations = []
     for equation in problem.mechanism:
         lhs, rhs = parse_equation(equation.text, names=names)
         equations.append((lhs.subs(constants), rhs.subs(constants)))
-    return solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
-                           points=points, budget=budget)
+    return equations
+
+
+def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
+                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
+    """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
+    return solve_mechanism(reference_equations(problem, constants), knowns=problem.known_names,
+                           target=problem.target.name, points=points, budget=budget)
 
 
 def build_reference(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS,

@@ -17,7 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from scipy import stats
 
-from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, solver_cost
+from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, STRUCTURE_INPUTS, solver_cost
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -29,7 +29,7 @@ MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 EXACT_WILCOXON_MAX = 50
 USED_COLUMNS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                "m_correct", "n_probes", "id_acc", "ood_acc")
+                "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
     "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
