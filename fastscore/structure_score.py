@@ -30,6 +30,7 @@ import symengine as se
 from fastscore.equivalence import Quantity, judge
 from fastscore.kernels import UnsupportedExpression
 from fastscore.parse import ParseError, parse_equation, split_equations
+from fastscore.problems import Problem
 from fastscore.reference import Reference, reference_equations
 from fastscore.settings import Settings
 from fastscore.solve import Solution
@@ -42,9 +43,8 @@ _SCREEN_RTOL = 1e-3
 _SCREEN_SHARE = 0.9
 
 
-def roles_of(reference: Reference) -> dict[str, str]:
+def roles_of(problem: Problem) -> dict[str, str]:
     """The role of every known name of a problem: input, auxiliary or constant."""
-    problem = reference.problem
     return {**{v.name: "input" for v in problem.inputs}, **{v.name: "auxiliary" for v in problem.auxiliary_inputs},
             **{c.name: "constant" for c in problem.constants}}
 
@@ -81,7 +81,7 @@ def _prepare(reference: Reference) -> ReferenceStructure | None:
     if not problem.mechanism:
         return None
     equations = reference_equations(problem, reference.constants)
-    graph = mechanism_graph(equations, reference.knowns, problem.target.name, roles_of(reference))
+    graph = mechanism_graph(equations, reference.knowns, problem.target.name, roles_of(problem))
     quantities, error = {}, reference.mechanism_error
     solution = reference.mechanism
     if solution is not None:
