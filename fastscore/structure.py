@@ -68,6 +68,7 @@ EXPLICIT, IMPLICIT, UNDER, OVER = "explicit", "implicit", "under-determined", "o
 INTERNAL, TARGET = "internal", "target"
 DEFAULT_STEPS = DEFAULT_SETTINGS.structure_steps
 """Candidate evaluations the graph search may make before keeping its best map."""
+_ROUNDS = 4  # colour refinement rounds that order the search's candidates
 _TIE = 1e-9  # weight of the name-agreement tie break in the pairing of equations
 
 
@@ -207,64 +208,85 @@ def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
                       common_edges=common_edges, exact=not search.stopped, steps=search.steps)
 
 
+def _colours(graph: MechanismGraph, rounds: int = _ROUNDS) -> dict[str, tuple[int, ...]]:
+    """Colour refinement (Weisfeiler-Leman) of every internal node: its colours after
+    0..``rounds`` rounds, anchors coloured by name. Nodes of two graphs that correspond
+    under an isomorphism get the same colours; the search tries them first."""
+    predecessors: dict[str, list[str]] = {n: [] for n in graph.roles}
+    successors: dict[str, list[str]] = {n: [] for n in graph.roles}
+    for u, v in graph.edges:
+        successors[u].append(v)
+        predecessors[v].append(u)
+    colour = {n: hash(("internal",)) if r == INTERNAL else hash(("anchor", n)) for n, r in graph.roles.items()}
+    history = {n: [c] for n, c in colour.items()}
+    for _ in range(rounds):
+        colour = {n: hash((colour[n], tuple(sorted(colour[p] for p in predecessors[n])),
+                           tuple(sorted(colour[q] for q in successors[n])))) for n in graph.roles}
+        for n, c in colour.items():
+            history[n].append(c)
+    return {n: tuple(h) for n, h in history.items() if graph.roles[n] == INTERNAL}
+
+
 class _Search:
-    """Branch and bound over maps of the reference's internal nodes (``a``) into the
-    submission's (``b``), maximising the preserved edges that touch an internal node."""
+    """Branch and bound over maps of the reference's internal nodes (``a``, placed in
+    ``order``) into the submission's (``b``), maximising the preserved edges that touch
+    an internal node. ``gain[k][v]``: edges kept by placing ``order[k]`` on ``v``, given
+    the placements so far (updated as they are made and undone); the bound of a search
+    node adds, for every node still to place, its best gain over the free ``v`` plus
+    its edges to nodes placed after the current one."""
 
     def __init__(self, reference: MechanismGraph, submitted: MechanismGraph, max_steps: int):
         self.a, self.b = list(reference.internal), list(submitted.internal)
         self.max_steps = max_steps
         a_index = {n: i for i, n in enumerate(self.a)}
         b_index = {n: j for j, n in enumerate(self.b)}
-        b_edges = submitted.edges
-        self.fixed = sum(1 for u, v in reference.edges if u not in a_index and v not in a_index and (u, v) in b_edges)
+        self.fixed = sum(1 for u, v in reference.edges
+                         if u not in a_index and v not in a_index and (u, v) in submitted.edges)
         marks_a = [set() for _ in self.a]
         marks_b = [set() for _ in self.b]
-        for marks, index, edges in ((marks_a, a_index, reference.edges), (marks_b, b_index, b_edges)):
+        for marks, index, edges in ((marks_a, a_index, reference.edges), (marks_b, b_index, submitted.edges)):
             for u, v in edges:
                 if u in index and v not in index:
                     marks[index[u]].add((v, 1))
                 elif v in index and u not in index:
                     marks[index[v]].add((u, 0))
-        self.anchor_gain = [[len(ma & mb) for mb in marks_b] for ma in marks_a]
-        self.b_internal = {(b_index[u], b_index[v]) for u, v in b_edges if u in b_index and v in b_index}
-        b_degree = [0] * len(self.b)
-        for u, v in self.b_internal:
-            b_degree[u] += 1
-            b_degree[v] += 1
+        anchor_gain = [[len(ma & mb) for mb in marks_b] for ma in marks_a]
+        self.successors = [[] for _ in self.b]
+        self.predecessors = [[] for _ in self.b]
+        for u, v in submitted.edges:
+            if u in b_index and v in b_index:
+                self.successors[b_index[u]].append(b_index[v])
+                self.predecessors[b_index[v]].append(b_index[u])
         a_internal = [(a_index[u], a_index[v]) for u, v in reference.edges if u in a_index and v in a_index]
-        a_degree = [0] * len(self.a)
-        for u, v in a_internal:
-            a_degree[u] += 1
-            a_degree[v] += 1
-        self.order = self._order(a_internal)
+        self.order = self._order(a_internal, anchor_gain)
         position = {u: k for k, u in enumerate(self.order)}
-        # back[k]: edges between order[k] and earlier nodes, as (earlier position, k is head)
-        self.back = [[] for _ in self.order]
+        self.gain = [list(anchor_gain[u]) for u in self.order]
+        # later[k]: (later position, True when the edge leaves order[k]); earlier[k]: positions before k
+        self.later = [[] for _ in self.order]
+        self.earlier = [[] for _ in self.order]
         for u, v in a_internal:
             pu, pv = position[u], position[v]
             if pu < pv:
-                self.back[pv].append((pu, True))
+                self.later[pu].append((pv, True))
+                self.earlier[pv].append(pu)
             elif pv < pu:
-                self.back[pu].append((pv, False))
-        most = max(b_degree, default=0)
-        bound = [max(self.anchor_gain[u], default=0) + min(len(self.back[k]), most) for k, u in enumerate(self.order)]
-        self.suffix = [0] * (len(bound) + 1)
-        for k in range(len(bound) - 1, -1, -1):
-            self.suffix[k] = self.suffix[k + 1] + bound[k]
-        self.shape = [abs(a_degree[u] - b_degree[v]) for u in range(len(self.a)) for v in range(len(self.b))]
+                self.later[pv].append((pu, False))
+                self.earlier[pu].append(pv)
+        colours_a, colours_b = _colours(reference), _colours(submitted)
+        self.alike = [[-sum(x == y for x, y in zip(colours_a[self.a[u]], colours_b[w])) for w in self.b]
+                      for u in self.order]
         self.steps = 0
         self.stopped = self.optimal = False
         self.best = -1
         self.best_map: list[int | None] = []
 
-    def _order(self, a_internal) -> list[int]:
-        """Nodes most tied to anchors and to nodes already placed first."""
+    def _order(self, a_internal, anchor_gain) -> list[int]:
+        """Nodes most tied to nodes already placed, then to anchors, first."""
         neighbours = [set() for _ in self.a]
         for u, v in a_internal:
             neighbours[u].add(v)
             neighbours[v].add(u)
-        anchored = [max(g, default=0) for g in self.anchor_gain]
+        anchored = [max(g, default=0) for g in anchor_gain]
         order, placed = [], set()
         while len(order) < len(self.a):
             pick = min((u for u in range(len(self.a)) if u not in placed),
@@ -276,31 +298,41 @@ class _Search:
     def run(self) -> tuple[int, dict[str, str]]:
         self.assign: list[int | None] = [None] * len(self.order)
         self.used = [False] * len(self.b)
+        self.ceiling = self._bound(0)
         self._visit(0, 0, max(0, len(self.a) - len(self.b)))
         mapping = {self.a[self.order[k]]: self.b[j] for k, j in enumerate(self.best_map) if j is not None}
         return max(self.best, 0), dict(sorted(mapping.items()))
 
+    def _bound(self, k: int) -> int:
+        """Most edges the placements of ``order[k:]`` can still keep."""
+        free = [v for v in range(len(self.b)) if not self.used[v]]
+        total = 0
+        for p in range(k, len(self.order)):
+            row = self.gain[p]
+            total += max((row[v] for v in free), default=0) + sum(1 for q in self.earlier[p] if q >= k)
+        return total
+
+    def _place(self, k: int, v: int, step: int) -> None:
+        """Add (``step`` 1) or remove (-1) the gains that placing ``order[k]`` on ``v`` gives later nodes."""
+        for p, leaves in self.later[k]:
+            row = self.gain[p]
+            for w in (self.successors[v] if leaves else self.predecessors[v]):
+                row[w] += step
+
     def _visit(self, k: int, value: int, skips: int) -> None:
         """Place ``order[k:]`` given the placements before ``k`` (worth ``value``)."""
-        if self.optimal or self.stopped or value + self.suffix[k] <= self.best:
+        if self.optimal or self.stopped:
             return
         if k == len(self.order):
-            self.best, self.best_map = value, list(self.assign)
-            self.optimal = value >= self.suffix[0]
+            if value > self.best:
+                self.best, self.best_map = value, list(self.assign)
+                self.optimal = value >= self.ceiling
             return
-        u, back, gains, width = self.order[k], self.back[k], self.anchor_gain[self.order[k]], len(self.b)
-        candidates = []
-        for v in range(width):
-            if self.used[v]:
-                continue
-            gain = gains[v]
-            for p, head in back:
-                w = self.assign[p]
-                if w is not None and ((w, v) if head else (v, w)) in self.b_internal:
-                    gain += 1
-            candidates.append((-gain, self.shape[u * width + v], v))
-        self.steps += len(candidates) + 1
-        candidates.sort()
+        self.steps += 1
+        if self.best >= 0 and value + self._bound(k) <= self.best:
+            return
+        row, alike = self.gain[k], self.alike[k]
+        candidates = sorted((-row[v], alike[v], v) for v in range(len(self.b)) if not self.used[v])
         for negative, _, v in candidates:
             # the cap stops the search once a complete map exists (the first descent is greedy)
             self.stopped = self.steps > self.max_steps and self.best >= 0 and not self.optimal
@@ -308,7 +340,9 @@ class _Search:
                 return
             self.assign[k] = v
             self.used[v] = True
+            self._place(k, v, 1)
             self._visit(k + 1, value - negative, skips)
+            self._place(k, v, -1)
             self.used[v] = False
             self.assign[k] = None
         if skips:
