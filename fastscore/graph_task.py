@@ -71,8 +71,8 @@ def submission_graph(problem: Problem, row: Mapping, *, settings: Settings = DEF
         solution = None
     recovered: dict[str, list[str]] = {}
     if solution is not None:
-        for ref_name, name in recovered_quantities(reference, solution, settings).items():
-            if name is not None:
+        for ref_name, names in recovered_quantities(reference, solution, settings, every=True).items():
+            for name in names:
                 recovered.setdefault(name, []).append(ref_name)
     fields = structure_fields(reference, text or row["phenomenal"], solution, settings, equations=equations)
     facts = [f"graph {fields['structure_graph_score']:.2f}", f"AST {fields['structure_ast_score']:.2f}"]

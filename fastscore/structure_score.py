@@ -150,20 +150,22 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
         notes.append(f"no reference values ({prepared.error})")
     else:
         found = recovered_quantities(reference, solution, settings)
-        fields["n_quantities_recovered"] = sum(v is not None for v in found.values())
+        fields["n_quantities_recovered"] = sum(bool(v) for v in found.values())
     fields["structure_note"] = "; ".join(notes) or None
     return fields
 
 
-def recovered_quantities(reference: Reference, solution: Solution, settings: Settings) -> dict[str, str | None]:
-    """For each internal quantity of the reference mechanism, an internal quantity of
-    the submitted ``solution`` equal to it by value (whatever its name), or None."""
+def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,
+                         every: bool = False) -> dict[str, tuple[str, ...]]:
+    """For each internal quantity of the reference mechanism, the internal quantities of
+    the submitted ``solution`` equal to it by value (whatever their names): the first
+    one found, or with ``every`` all of them; empty when none is."""
     prepared = reference_structure(reference)
     if prepared is None or not prepared.quantities:
         return {}
     target = reference.problem.target.name
     internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
-    found = dict.fromkeys(prepared.quantities)
+    found = {name: () for name in prepared.quantities}
     if not internal:
         return found
     values = solution.values(internal, points_of(reference))
@@ -176,8 +178,9 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
             expr = solution.expressions.get(candidate) if expected.expr is not None else None
             verdict = judge(Quantity(expr, values[candidate]), expected, domain=reference.domain, settings=settings)
             if verdict.equivalent:
-                found[name] = candidate
-                break
+                found[name] += (candidate,)
+                if not every:
+                    break
     return found
 
 
