@@ -55,7 +55,7 @@ def submission_graph(problem: Problem, row: Mapping, *, settings: Settings = DEF
     text = row.get("mechanism")
     try:
         if text:
-            equations = parse_submitted(reference, text)
+            equations = parse_submitted(problem, reference.constants, text)
         elif row.get("phenomenal"):
             law = read_expression(row["phenomenal"], target=target, names=reference.knowns)
             equations = [(symbol(target), law.subs(reference.constants))]

@@ -17,6 +17,7 @@ import polars as pl
 from matplotlib.figure import Figure
 from scipy import stats
 
+from fastscore.structure_report import structure_section
 from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, STRUCTURE_INPUTS, solver_cost
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
@@ -509,6 +510,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _cost_section(document, scores)
     _tests_section(document, scores)
     _figures_section(document, strata, out)
+    structure_section(document, directory, out)
     path = out / "report.md"
     path.write_text(document.markdown(), encoding="utf-8")
     (out / "report.html").write_text(document.html(), encoding="utf-8")

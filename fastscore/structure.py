@@ -62,7 +62,7 @@ from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.solve import _blocks, _match
 
 __all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "graph_similarity",
-           "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
+           "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
 
 EXPLICIT, IMPLICIT, UNDER, OVER = "explicit", "implicit", "under-determined", "over-determined"
 INTERNAL, TARGET = "internal", "target"
@@ -208,7 +208,8 @@ def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
                       common_edges=common_edges, exact=not search.stopped, steps=search.steps)
 
 
-def _colours(graph: MechanismGraph, rounds: int = _ROUNDS) -> dict[str, tuple[int, ...]]:
+def _colours(graph: MechanismGraph, rounds: int = _ROUNDS, *,
+             include_anchors: bool = False) -> dict[str, tuple[int, ...]]:
     """Colour refinement (Weisfeiler-Leman) of every internal node: its colours after
     0..``rounds`` rounds, anchors coloured by name. Nodes of two graphs that correspond
     under an isomorphism get the same colours; the search tries them first."""
@@ -224,7 +225,15 @@ def _colours(graph: MechanismGraph, rounds: int = _ROUNDS) -> dict[str, tuple[in
                            tuple(sorted(colour[q] for q in successors[n])))) for n in graph.roles}
         for n, c in colour.items():
             history[n].append(c)
-    return {n: tuple(h) for n, h in history.items() if graph.roles[n] == INTERNAL}
+    return {n: tuple(h) for n, h in history.items() if include_anchors or graph.roles[n] == INTERNAL}
+
+
+def fingerprint(graph: MechanismGraph) -> tuple:
+    """A key equal for graphs that are the same up to renaming internal quantities (and,
+    rarely, for some that colour refinement cannot tell apart): the multiset of every
+    node's refined colour (valid within one process) and the edge count."""
+    colours = _colours(graph, include_anchors=True)
+    return tuple(sorted(c[-1] for c in colours.values())), len(graph.edges)
 
 
 class _Search:

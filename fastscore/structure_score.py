@@ -116,11 +116,13 @@ def _names(equation) -> frozenset[str]:
     return frozenset(s.name for side in equation for s in side.free_symbols)
 
 
-def parse_submitted(reference: Reference, mechanism: str) -> list[tuple[se.Basic, se.Basic]]:
-    """A submitted mechanism's equations as ``fastscore.score`` reads them (raises ``ParseError``)."""
-    names = (*reference.knowns, reference.problem.target.name)
+def parse_submitted(problem: Problem, constants: Mapping[se.Basic, se.Basic],
+                    mechanism: str) -> list[tuple[se.Basic, se.Basic]]:
+    """A submitted mechanism's equations as ``fastscore.score`` reads them, ``constants``
+    substituted (raises ``ParseError``)."""
+    names = (*problem.known_names, problem.target.name)
     equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
-    return [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
+    return [(lhs.subs(constants), rhs.subs(constants)) for lhs, rhs in equations]
 
 
 def structure_fields(reference: Reference, mechanism: str | None, solution: Solution | None, settings: Settings,
@@ -135,7 +137,7 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
         return {**fields, "structure_note": "the problem has no mechanism"}
     fields["n_reference_quantities"] = len(prepared.graph.internal)
     try:
-        equations = list(equations) or parse_submitted(reference, mechanism)
+        equations = list(equations) or parse_submitted(reference.problem, reference.constants, mechanism)
     except (ParseError, ValueError):
         return {**fields, "structure_note": "the mechanism does not parse"}
     graph = mechanism_graph(equations, reference.knowns, reference.problem.target.name)
