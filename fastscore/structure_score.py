@@ -15,7 +15,7 @@ A mechanism that parses but does not solve (under- or over-determined, inconsist
 timed out) still gets its graph and AST scores from its equations; having no values,
 its ``n_quantities_recovered`` is null. A phenomenal submission, a mechanism that does
 not parse, or a problem without a mechanism get nulls. The graph search is capped at
-``Settings.structure_steps`` candidate evaluations, so any mechanism (at most 64
+``Settings.structure_steps`` work units, so any mechanism (at most 64
 equations, the parser's limit) is bounded in time.
 """
 from __future__ import annotations
