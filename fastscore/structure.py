@@ -286,6 +286,10 @@ class _Search:
             elif pv < pu:
                 self.later[pv].append((pu, False))
                 self.earlier[pu].append(pv)
+        # static[k]: a bound of order[k:] whatever the placements (best anchor gain + every edge to earlier nodes)
+        self.static = [0] * (len(self.order) + 1)
+        for k in range(len(self.order) - 1, -1, -1):
+            self.static[k] = self.static[k + 1] + max(self.gain[k], default=0) + len(self.earlier[k])
         colours_a, colours_b = _colours(reference), _colours(submitted)
         self.alike = [[-sum(x == y for x, y in zip(colours_a[self.a[u]], colours_b[w])) for w in self.b]
                       for u in self.order]
@@ -344,6 +348,8 @@ class _Search:
             return
         self.steps += len(self.b)  # work units: the candidates' gains, and the bound's rows x columns
         if self.best >= 0:
+            if value + self.static[k] <= self.best:
+                return
             self.steps += (len(self.order) - k) * len(self.b)
             if value + self._bound(k) <= self.best:
                 return
