@@ -96,6 +96,7 @@ def plot_gap(scores: pl.DataFrame, path: Path) -> None:
     colours = {"right": "#31a354", "wrong": "#de2d26"}
     for axes, column, title in zip(figure.subplots(1, 2, sharey=True), ("structure_graph_score", "structure_ast_score"),
                                    ("graph score", "AST score")):
+        labelled = set()
         for i, config in enumerate(configs):
             for offset, law in ((-0.18, "right"), (0.18, "wrong")):
                 mine = scores.filter((pl.col("config") == config)
@@ -106,7 +107,8 @@ def plot_gap(scores: pl.DataFrame, path: Path) -> None:
                 axes.boxplot([values], positions=[i + offset], widths=0.3, showfliers=False,
                              medianprops={"color": colours[law]})
                 axes.scatter(i + offset + rng.uniform(-0.08, 0.08, values.size), values, s=8, alpha=0.5,
-                             color=colours[law], label=f"law {law}" if i == 0 else None)
+                             color=colours[law], label=None if law in labelled else f"law {law}")
+                labelled.add(law)
         axes.set_xticks(range(len(configs)), configs, rotation=30 if len(configs) > 3 else 0,
                         ha="right" if len(configs) > 3 else "center")
         axes.set_title(title)
