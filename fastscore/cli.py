@@ -80,6 +80,17 @@ def _parser() -> argparse.ArgumentParser:
     prepare.add_argument("--save-answer", action="store_true", help="also write the answers (kept private otherwise)")
     prepare.add_argument("--seed", type=int, default=Settings().data_seed)
     prepare.set_defaults(handler=_prepare)
+
+    graph = commands.add_parser("graph", help="draw a reference or submitted mechanism (.dot, .svg, .png)")
+    graph.add_argument("--problems", required=True, type=Path)
+    graph.add_argument("--task", required=True, help="task id")
+    graph.add_argument("--sweep", type=Path, help="draw this sweep's submission instead of the reference")
+    graph.add_argument("--config", help="the submission's config (with --sweep)")
+    graph.add_argument("--run", type=int, default=0, help="the submission's run (default %(default)d)")
+    graph.add_argument("--out", required=True, type=Path, help="FILE.dot, FILE.svg or FILE.png")
+    graph.add_argument("--engine", choices=("auto", "matplotlib", "graphviz"), default="auto",
+                       help="SVG/PNG: Graphviz's dot when on PATH, else matplotlib (auto, default)")
+    graph.set_defaults(handler=_graph)
     return parser
 
 
@@ -155,6 +166,14 @@ def _report(args) -> int:
     from fastscore.report import write_report
     path = write_report(args.directory)
     print(f"wrote {path}, {path.with_name('report.html')} and figures in {path.parent}")
+    return 0
+
+
+def _graph(args) -> int:
+    from fastscore.graph_task import draw_task
+    path = draw_task(args.problems, args.task, args.out, sweep=args.sweep, config=args.config, run=args.run,
+                     engine=args.engine)
+    print(f"wrote {path}")
     return 0
 
 

@@ -83,17 +83,23 @@ def _own_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
     return {**constant_substitutions(problem), **coefficient_substitutions(problem)}
 
 
-def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
-                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
-    """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
+def reference_equations(problem: Problem, constants: Mapping[se.Basic, se.Basic]) -> list[tuple[se.Basic, se.Basic]]:
+    """The problem's own mechanism equations, parsed, with ``constants`` and its fixed
+    coefficients substituted."""
     names = _formula_names(problem)
     substitutions = {**constants, **coefficient_substitutions(problem)}
     equations = []
     for equation in problem.mechanism:
         lhs, rhs = parse_equation(equation.text, names=names)
         equations.append((lhs.subs(substitutions), rhs.subs(substitutions)))
-    return solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
-                           points=points, budget=budget)
+    return equations
+
+
+def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
+                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
+    """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
+    return solve_mechanism(reference_equations(problem, constants), knowns=problem.known_names,
+                           target=problem.target.name, points=points, budget=budget)
 
 
 def _own_formula(problem: Problem, text: str, *, target: str, what: str, mechanism: Solution | None,

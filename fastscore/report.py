@@ -17,7 +17,8 @@ import polars as pl
 from matplotlib.figure import Figure
 from scipy import stats
 
-from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, solver_cost
+from fastscore.structure_report import structure_section
+from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, STRUCTURE_INPUTS, solver_cost
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -29,7 +30,7 @@ MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 EXACT_WILCOXON_MAX = 50
 USED_COLUMNS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                "m_correct", "n_probes", "id_acc", "ood_acc")
+                "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
     "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
@@ -553,6 +554,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _tests_section(document, scores)
     _audit_section(document, directory, out)
     _figures_section(document, strata, out)
+    structure_section(document, directory, out)
     path = out / "report.md"
     path.write_text(document.markdown(), encoding="utf-8")
     (out / "report.html").write_text(document.html(), encoding="utf-8")

@@ -28,6 +28,7 @@ from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.tables import SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
+from fastscore.structure_score import structure_fields
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
 _NO_METRICS = {column: value for prefix in SCORED_SPLITS
@@ -118,7 +119,9 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
             if shared is not None:
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
-        laws[key] = (outcome.in_mechanism, _law_fields(reference, candidate, outcome))
+        fields = _law_fields(reference, candidate, outcome)
+        fields.update(structure_fields(reference, key[1], candidate.solution, settings, equations=candidate.equations))
+        laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])
     for answers, (parsed, error) in new_answers.items():

@@ -24,6 +24,8 @@ class Settings:
     n_samples / data_seed: size and seed of the generated splits (SPEC §3).
     point_seed: seed of the equivalence points (combined with the task id).
     solve_budget: seconds allowed to a symbolic solve of one implicit block.
+    structure_steps: work units (candidate gains, bound cells) the graph match of a mechanism's structure
+        score may make before it keeps its best map (``fastscore.structure``).
     """
 
     rtol: float = 1e-6
@@ -37,6 +39,7 @@ class Settings:
     data_seed: int = 20260725
     point_seed: int = 0
     solve_budget: float = 2.0
+    structure_steps: int = 200_000
 
     def as_dict(self) -> dict:
         """Plain dict for ``meta.json``."""

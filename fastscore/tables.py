@@ -9,6 +9,11 @@ averaged over runs (groups keep a fixed row order, so the floats are reproducibl
 - ``acc_id`` / ``acc_ood``: share of tasks with max relative error <= acc_tol.
 Numeric columns carried through from the sweep (wall time, tokens, cost) are the
 solver's cost: the summary adds their median, total and total per correct task.
+Structure scores (issue 14), per run over the mechanism submissions that have them,
+then averaged over runs like the rates: ``structure_graph_score`` and
+``structure_ast_score`` (means; null when a run has no mechanism submission) and
+``quantities_recovered`` (reference quantities recovered by value / reference
+quantities, over the mechanisms that solved).
 """
 from __future__ import annotations
 
@@ -24,6 +29,27 @@ STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missin
 RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
 STRATA = ("domain", "family", "n_mutations", "variant_only")
 
+# ------------------------------------------------- structure scores (issue 14)
+# Columns of a mechanism submission (null for phenomenal ones; fastscore.structure_score).
+STRUCTURE_SCHEMA = {"structure_graph_score": pl.Float64, "structure_ast_score": pl.Float64,
+                    "n_quantities_recovered": pl.Int64, "n_reference_quantities": pl.Int64,
+                    "structure_note": pl.Utf8}
+STRUCTURE_INPUTS = ("structure_graph_score", "structure_ast_score", "n_quantities_recovered",
+                    "n_reference_quantities")
+STRUCTURE_MEANS = ("structure_graph_score", "structure_ast_score", "quantities_recovered")
+
+
+def _structure_means() -> list[pl.Expr]:
+    """Per run, over the mechanism submissions that have the score: the mean graph and
+    AST scores, and the share of reference quantities recovered by value (recovered
+    over reference quantities, summed over the submissions that have values)."""
+    valued = pl.col("n_quantities_recovered").is_not_null() & (pl.col("n_reference_quantities") > 0)
+    reference = pl.col("n_reference_quantities").filter(valued).sum()
+    return [pl.col("structure_graph_score").mean().alias("structure_graph_score"),
+            pl.col("structure_ast_score").mean().alias("structure_ast_score"),
+            pl.when(reference > 0).then(pl.col("n_quantities_recovered").filter(valued).sum() / reference)
+            .alias("quantities_recovered")]
+
 SCORE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8,
     "family": pl.Utf8, "domain": pl.Utf8, "n_mutations": pl.Int64,
@@ -35,10 +61,11 @@ SCORE_SCHEMA = {
     "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64, "n_probes_in_mechanism": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
     "parse_solve_seconds": pl.Float64, "n_branches": pl.Int64, "task_warnings": pl.Utf8, "submission_sha": pl.Utf8,
+    **STRUCTURE_SCHEMA,
 }
 # the score columns summary() and strata() read
 SUMMARY_INPUTS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                  "m_correct", "n_probes", "id_acc", "ood_acc")
+                  "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
     "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,
@@ -79,13 +106,14 @@ def _rates() -> list[pl.Expr]:
         (~pl.col("m_correct").fill_null(False)).filter(has_probes & pl.col("p_equivalent")).mean().alias("cond_fail"),
         pl.col("id_acc").fill_null(False).mean().alias("acc_id"),
         pl.col("ood_acc").fill_null(False).mean().alias("acc_ood"),
+        *_structure_means(),
         pl.len().alias("n_tasks"),
     ]
 
 
 def _over_runs(per_run: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     aggregations = [pl.col("n_tasks").max().alias("n_tasks"), pl.len().alias("n_runs")]
-    for rate in RATES:
+    for rate in (*RATES, *STRUCTURE_MEANS):
         aggregations += [pl.col(rate).mean().alias(rate), pl.col(rate).std(ddof=0).alias(f"{rate}_std")]
     return per_run.sort(*keys, "run").group_by(*keys, maintain_order=True).agg(aggregations).sort(*keys)
 

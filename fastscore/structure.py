@@ -1,0 +1,458 @@
+"""Structure of a mechanism and its similarity to another one (issue 14).
+
+Pure functions of parsed equations (SymEngine ``(lhs, rhs)`` pairs from
+``fastscore.parse.parse_equation``), the known names (inputs, auxiliary inputs,
+constants) and the target.
+
+**Dependency graph** (``mechanism_graph``): one node per quantity (every name in the
+equations, and the target); an equation *determines* unknowns and *uses* the other
+names in it. Which unknowns an equation determines follows from the
+Dulmage-Mendelsohn decomposition of the equation/unknown incidence (a maximum
+bipartite matching, ``fastscore.solve._match``, and its strongly connected
+components, ``fastscore.solve._blocks``), which does not depend on the matching
+chosen, so not on the names: every block of the square part (one equation for one
+unknown: an *explicit* step; several coupled ones: an *implicit* block), the whole
+under-determined part and the whole over-determined part (relations among knowns
+included) are blocks. For every equation of a block, every unknown of that block in
+it, and every other name ``w`` in it, there is an edge ``w -> unknown``: an explicit
+step has edges from the names it uses to the quantity it defines; inside a coupled
+block the members of one equation point at each other both ways.
+
+**Graph score** (``graph_similarity``): one minus the normalised graph edit distance
+with unit costs, where inputs, auxiliary inputs, constants and the target are anchors
+matched by name and internal quantities are matched by structure (relabelling one
+internal node as another costs nothing). For a partial one-to-one map of internal
+nodes with ``m`` matched nodes (anchors included) and ``c`` edges preserved,
+``GED = |V1| + |V2| - 2m + |E1| + |E2| - 2c``, so
+
+    score = 2 (m + c) / (|V1| + |E1| + |V2| + |E2|),   in [0, 1],
+
+maximised over the maps: 1 exactly when the two graphs are the same up to renaming
+internal quantities (any renamed and/or shuffled copy of the mechanism), 0 when
+nothing is shared. The best map is found by depth-first branch and bound: candidates
+in order of the edges they keep given the nodes already placed, then of how many
+colour-refinement rounds they agree on (so a renamed copy is matched at once); the
+bound adds each remaining node's best gain over the free candidates and its edges to
+nodes not placed yet. The work is counted in units (one per candidate gain, one per
+row and column of a bound); the search is exact unless it runs past ``max_steps``
+units, when the best map found so far is kept (the first descent is greedy, and
+always completed) and ``exact`` is False: small graphs (the benchmark's, up to ten
+relations) are matched exactly, large ones approximately in bounded time.
+Deterministic: every order is fixed by the graphs.
+
+**AST score** (``ast_similarity``): each equation is a bag of subtree shapes: every
+subtree of both sides with variable names and numeric values erased (a symbol is
+``var``; a subtree free of symbols, ``pi`` and numeric literals included, is
+``num``; the numeric factors of a product and terms of a sum merge into one ``num``;
+the arguments of ``+`` and ``*`` are unordered, the two sides of ``=`` too). Two
+equations score the Dice coefficient of their bags, ``2 |A ∩ B| / (|A| + |B|)``
+(multisets). Equations are paired one to one by maximum total similarity (the
+Hungarian method; ties go to pairs whose names agree under the graph map), and the
+overall score is the sum over pairs divided by the larger number of equations, so a
+missing or an extra equation costs its share.
+"""
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import symengine as se
+from scipy.optimize import linear_sum_assignment
+
+from fastscore.settings import DEFAULT_SETTINGS
+from fastscore.solve import _blocks, _match
+
+__all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "graph_similarity",
+           "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
+
+EXPLICIT, IMPLICIT, UNDER, OVER = "explicit", "implicit", "under-determined", "over-determined"
+INTERNAL, TARGET = "internal", "target"
+DEFAULT_STEPS = DEFAULT_SETTINGS.structure_steps
+"""Work units (candidate gains, bound cells) the graph match may spend before keeping its best map."""
+_ROUNDS = 4  # colour refinement rounds that order the search's candidates
+_TIE = 1e-9  # weight of the name-agreement tie break in the pairing of equations
+
+
+# ----------------------------------------------------------------- the graph
+
+
+@dataclass(frozen=True)
+class Block:
+    """Equations (indices) that together determine ``unknowns``."""
+
+    kind: str  # explicit | implicit | under-determined | over-determined
+    equations: tuple[int, ...]
+    unknowns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MechanismGraph:
+    """A mechanism's dependency graph: ``roles`` maps every node (quantity) to
+    ``input``/``auxiliary``/``constant`` (or ``known``), ``internal`` or ``target``;
+    ``edges`` are (used, determined) pairs."""
+
+    target: str
+    roles: Mapping[str, str]
+    edges: frozenset[tuple[str, str]]
+    blocks: tuple[Block, ...]
+    equations: tuple[tuple[se.Basic, se.Basic], ...]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(sorted(self.roles))
+
+    @property
+    def internal(self) -> tuple[str, ...]:
+        """The internal quantities (sorted)."""
+        return tuple(n for n in self.nodes if self.roles[n] == INTERNAL)
+
+
+@lru_cache(maxsize=1 << 16)
+def _names(expr: se.Basic) -> frozenset[str]:
+    return frozenset(s.name for s in expr.free_symbols)
+
+
+def mechanism_graph(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Collection[str], target: str,
+                    roles: Mapping[str, str] | None = None) -> MechanismGraph:
+    """The dependency graph of ``equations`` (see module doc); ``roles`` names the
+    role of each known (default ``known``)."""
+    known = set(knowns)
+    names = [_names(lhs) | _names(rhs) for lhs, rhs in equations]
+    unknowns_of = [n - known for n in names]
+    unknowns = sorted({target}.union(*unknowns_of) - known)
+    blocks = _decompose(unknowns_of, unknowns)
+    edges = set()
+    for block in blocks:
+        members = set(block.unknowns)
+        for i in block.equations:
+            for u in unknowns_of[i] & members:
+                edges.update((w, u) for w in names[i] if w != u)
+    role = {}
+    for name in sorted(set().union({target}, *names)):
+        role[name] = TARGET if name == target else INTERNAL if name not in known else \
+            (roles or {}).get(name, "known")
+    return MechanismGraph(target=target, roles=role, edges=frozenset(edges), blocks=tuple(blocks),
+                          equations=tuple(equations))
+
+
+def _decompose(unknowns_of: list[frozenset[str]], unknowns: list[str]) -> list[Block]:
+    """Dulmage-Mendelsohn blocks: over-determined part, square blocks in dependency
+    order, under-determined part (empty parts left out)."""
+    matching = _match([set(u) for u in unknowns_of], unknowns)
+    owner = {u: i for i, u in matching.items()}
+    equations_of: dict[str, list[int]] = {u: [] for u in unknowns}
+    for i, us in enumerate(unknowns_of):
+        for u in us:
+            equations_of[u].append(i)
+    # under-determined: reachable from unmatched unknowns (unknown -> its equations -> their matched unknowns)
+    under_u, under_e = set(), set()
+    stack = [u for u in unknowns if u not in owner]
+    while stack:
+        u = stack.pop()
+        if u in under_u:
+            continue
+        under_u.add(u)
+        for i in equations_of[u]:
+            if i not in under_e:
+                under_e.add(i)
+                stack.append(matching[i])
+    # over-determined: reachable from unmatched equations (equation -> its unknowns -> their equations)
+    over_u, over_e = set(), set()
+    stack = [i for i in range(len(unknowns_of)) if i not in matching]
+    while stack:
+        i = stack.pop()
+        if i in over_e:
+            continue
+        over_e.add(i)
+        for u in unknowns_of[i]:
+            if u not in over_u:
+                over_u.add(u)
+                stack.append(owner[u])
+    blocks = [Block(OVER, tuple(sorted(over_e)), tuple(sorted(over_u)))] if over_e else []
+    square = {i: u for i, u in matching.items() if i not in under_e and i not in over_e}
+    restricted = [set(us) & set(square.values()) for us in unknowns_of]
+    for component in _blocks(restricted, square):
+        blocks.append(Block(EXPLICIT if len(component) == 1 else IMPLICIT, tuple(component),
+                            tuple(sorted(square[i] for i in component))))
+    if under_u:
+        blocks.append(Block(UNDER, tuple(sorted(under_e)), tuple(sorted(under_u))))
+    return blocks
+
+
+# ------------------------------------------------------------ graph matching
+
+
+@dataclass(frozen=True)
+class GraphMatch:
+    """The best map found: ``mapping`` (reference internal -> submitted internal),
+    the nodes and edges it keeps, and whether the search was exhaustive."""
+
+    score: float
+    mapping: Mapping[str, str]
+    common_nodes: int
+    common_edges: int
+    exact: bool
+    steps: int
+
+
+def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
+                     max_steps: int = DEFAULT_STEPS) -> GraphMatch:
+    """Similarity of two dependency graphs up to renaming internal quantities (module doc)."""
+    search = _Search(reference, submitted, max_steps)
+    value, mapping = search.run()
+    anchors = {n for n, r in reference.roles.items() if r != INTERNAL} & \
+              {n for n, r in submitted.roles.items() if r != INTERNAL}
+    common_nodes = len(anchors) + min(len(search.a), len(search.b))
+    common_edges = search.fixed + value
+    total = len(reference.roles) + len(reference.edges) + len(submitted.roles) + len(submitted.edges)
+    return GraphMatch(score=2 * (common_nodes + common_edges) / total, mapping=mapping, common_nodes=common_nodes,
+                      common_edges=common_edges, exact=not search.stopped, steps=search.steps)
+
+
+def _colours(graph: MechanismGraph, rounds: int = _ROUNDS, *,
+             include_anchors: bool = False) -> dict[str, tuple[int, ...]]:
+    """Colour refinement (Weisfeiler-Leman) of every internal node: its colours after
+    0..``rounds`` rounds, anchors coloured by name. Nodes of two graphs that correspond
+    under an isomorphism get the same colours; the search tries them first."""
+    predecessors: dict[str, list[str]] = {n: [] for n in graph.roles}
+    successors: dict[str, list[str]] = {n: [] for n in graph.roles}
+    for u, v in graph.edges:
+        successors[u].append(v)
+        predecessors[v].append(u)
+    colour = {n: hash(("internal",)) if r == INTERNAL else hash(("anchor", n)) for n, r in graph.roles.items()}
+    history = {n: [c] for n, c in colour.items()}
+    for _ in range(rounds):
+        colour = {n: hash((colour[n], tuple(sorted(colour[p] for p in predecessors[n])),
+                           tuple(sorted(colour[q] for q in successors[n])))) for n in graph.roles}
+        for n, c in colour.items():
+            history[n].append(c)
+    return {n: tuple(h) for n, h in history.items() if include_anchors or graph.roles[n] == INTERNAL}
+
+
+def fingerprint(graph: MechanismGraph) -> tuple:
+    """A key equal for graphs that are the same up to renaming internal quantities (and,
+    rarely, for some that colour refinement cannot tell apart): the multiset of every
+    node's refined colour (valid within one process) and the edge count."""
+    colours = _colours(graph, include_anchors=True)
+    return tuple(sorted(c[-1] for c in colours.values())), len(graph.edges)
+
+
+class _Search:
+    """Branch and bound over maps of the reference's internal nodes (``a``, placed in
+    ``order``) into the submission's (``b``), maximising the preserved edges that touch
+    an internal node. ``gain[k][v]``: edges kept by placing ``order[k]`` on ``v``, given
+    the placements so far (updated as they are made and undone); the bound of a search
+    node adds, for every node still to place, its best gain over the free ``v`` plus
+    its edges to nodes placed after the current one."""
+
+    def __init__(self, reference: MechanismGraph, submitted: MechanismGraph, max_steps: int):
+        self.a, self.b = list(reference.internal), list(submitted.internal)
+        self.max_steps = max_steps
+        a_index = {n: i for i, n in enumerate(self.a)}
+        b_index = {n: j for j, n in enumerate(self.b)}
+        self.fixed = sum(1 for u, v in reference.edges
+                         if u not in a_index and v not in a_index and (u, v) in submitted.edges)
+        marks_a = [set() for _ in self.a]
+        marks_b = [set() for _ in self.b]
+        for marks, index, edges in ((marks_a, a_index, reference.edges), (marks_b, b_index, submitted.edges)):
+            for u, v in edges:
+                if u in index and v not in index:
+                    marks[index[u]].add((v, 1))
+                elif v in index and u not in index:
+                    marks[index[v]].add((u, 0))
+        anchor_gain = [[len(ma & mb) for mb in marks_b] for ma in marks_a]
+        self.successors = [[] for _ in self.b]
+        self.predecessors = [[] for _ in self.b]
+        for u, v in submitted.edges:
+            if u in b_index and v in b_index:
+                self.successors[b_index[u]].append(b_index[v])
+                self.predecessors[b_index[v]].append(b_index[u])
+        a_internal = [(a_index[u], a_index[v]) for u, v in reference.edges if u in a_index and v in a_index]
+        self.order = self._order(a_internal, anchor_gain)
+        position = {u: k for k, u in enumerate(self.order)}
+        self.gain = [list(anchor_gain[u]) for u in self.order]
+        # later[k]: (later position, True when the edge leaves order[k]); earlier[k]: positions before k
+        self.later = [[] for _ in self.order]
+        self.earlier = [[] for _ in self.order]
+        for u, v in a_internal:
+            pu, pv = position[u], position[v]
+            if pu < pv:
+                self.later[pu].append((pv, True))
+                self.earlier[pv].append(pu)
+            elif pv < pu:
+                self.later[pv].append((pu, False))
+                self.earlier[pu].append(pv)
+        # static[k]: a bound of order[k:] whatever the placements (best anchor gain + every edge to earlier nodes)
+        self.static = [0] * (len(self.order) + 1)
+        for k in range(len(self.order) - 1, -1, -1):
+            self.static[k] = self.static[k + 1] + max(self.gain[k], default=0) + len(self.earlier[k])
+        colours_a, colours_b = _colours(reference), _colours(submitted)
+        self.alike = [[-sum(x == y for x, y in zip(colours_a[self.a[u]], colours_b[w])) for w in self.b]
+                      for u in self.order]
+        self.steps = 0
+        self.stopped = self.optimal = False
+        self.best = -1
+        self.best_map: list[int | None] = []
+
+    def _order(self, a_internal, anchor_gain) -> list[int]:
+        """Nodes most tied to nodes already placed, then to anchors, first."""
+        neighbours = [set() for _ in self.a]
+        for u, v in a_internal:
+            neighbours[u].add(v)
+            neighbours[v].add(u)
+        anchored = [max(g, default=0) for g in anchor_gain]
+        order, placed = [], set()
+        while len(order) < len(self.a):
+            pick = min((u for u in range(len(self.a)) if u not in placed),
+                       key=lambda u: (-len(neighbours[u] & placed), -anchored[u], -len(neighbours[u]), u))
+            order.append(pick)
+            placed.add(pick)
+        return order
+
+    def run(self) -> tuple[int, dict[str, str]]:
+        self.assign: list[int | None] = [None] * len(self.order)
+        self.used = [False] * len(self.b)
+        self.ceiling = self._bound(0)
+        self._visit(0, 0, max(0, len(self.a) - len(self.b)))
+        mapping = {self.a[self.order[k]]: self.b[j] for k, j in enumerate(self.best_map) if j is not None}
+        return max(self.best, 0), dict(sorted(mapping.items()))
+
+    def _bound(self, k: int) -> int:
+        """Most edges the placements of ``order[k:]`` can still keep."""
+        free = [v for v in range(len(self.b)) if not self.used[v]]
+        total = 0
+        for p in range(k, len(self.order)):
+            row = self.gain[p]
+            total += max((row[v] for v in free), default=0) + sum(1 for q in self.earlier[p] if q >= k)
+        return total
+
+    def _place(self, k: int, v: int, step: int) -> None:
+        """Add (``step`` 1) or remove (-1) the gains that placing ``order[k]`` on ``v`` gives later nodes."""
+        for p, leaves in self.later[k]:
+            row = self.gain[p]
+            for w in (self.successors[v] if leaves else self.predecessors[v]):
+                row[w] += step
+
+    def _visit(self, k: int, value: int, skips: int) -> None:
+        """Place ``order[k:]`` given the placements before ``k`` (worth ``value``)."""
+        if self.optimal or self.stopped:
+            return
+        if k == len(self.order):
+            if value > self.best:
+                self.best, self.best_map = value, list(self.assign)
+                self.optimal = value >= self.ceiling
+            return
+        self.steps += len(self.b)  # work units: the candidates' gains, and the bound's rows x columns
+        if self.best >= 0:
+            if value + self.static[k] <= self.best:
+                return
+            self.steps += (len(self.order) - k) * len(self.b)
+            if value + self._bound(k) <= self.best:
+                return
+        row, alike = self.gain[k], self.alike[k]
+        candidates = sorted((-row[v], alike[v], v) for v in range(len(self.b)) if not self.used[v])
+        for negative, _, v in candidates:
+            # the cap stops the search once a complete map exists (the first descent is greedy)
+            self.stopped = self.steps > self.max_steps and self.best >= 0 and not self.optimal
+            if self.stopped or self.optimal:
+                return
+            self.assign[k] = v
+            self.used[v] = True
+            self._place(k, v, 1)
+            self._visit(k + 1, value - negative, skips)
+            self._place(k, v, -1)
+            self.used[v] = False
+            self.assign[k] = None
+        if skips:
+            self._visit(k + 1, value, skips - 1)
+
+
+# --------------------------------------------------------------- formula ASTs
+
+
+_VAR = zlib.crc32(b"var")
+_NUM = zlib.crc32(b"num")
+_EQUALS = zlib.crc32(b"=")
+_COMMUTATIVE = ("Add", "Mul")
+
+
+@lru_cache(maxsize=1 << 12)
+def _op(name: str) -> int:
+    return zlib.crc32(name.encode())
+
+
+def _shape(expr: se.Basic, bag: Counter, memo: dict) -> int:
+    """The shape code of ``expr``; every subtree's shape is counted in ``bag``."""
+    known = memo.get(expr)
+    if known is not None:
+        bag.update(known[1])
+        return known[0]
+    own = Counter()
+    if expr.is_Symbol:
+        code = _VAR
+    elif not expr.free_symbols:
+        code = _NUM
+    else:
+        kind = type(expr).__name__
+        children = [_shape(arg, own, memo) for arg in expr.args]
+        if kind in _COMMUTATIVE:
+            numeric = [c for c in children if c == _NUM]
+            children = sorted(c for c in children if c != _NUM)
+            if numeric:  # the numeric factors (terms) merge into one number
+                own[_NUM] -= len(numeric) - 1
+                children.insert(0, _NUM)
+        code = hash((_op(kind), *children))
+    own[code] += 1
+    memo[expr] = (code, own)
+    bag.update(own)
+    return code
+
+
+def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
+    """The bag (multiset) of subtree shapes of ``lhs = rhs`` (module doc)."""
+    bag: Counter = Counter()
+    memo: dict = {}
+    sides = sorted((_shape(lhs, bag, memo), _shape(rhs, bag, memo)))
+    bag[hash((_EQUALS, *sides))] += 1
+    return bag
+
+
+def _dice(a: Counter, b: Counter) -> float:
+    size = sum(a.values()) + sum(b.values())
+    return 2 * sum((a & b).values()) / size if size else 1.0
+
+
+@dataclass(frozen=True)
+class AstMatch:
+    """Overall AST score and the pairs (reference index, submitted index, score)."""
+
+    score: float
+    pairs: tuple[tuple[int, int, float], ...]
+
+
+def ast_similarity(reference: Sequence[Counter], submitted: Sequence[Counter], *,
+                   reference_names: Sequence[Collection[str]] = (), submitted_names: Sequence[Collection[str]] = (),
+                   mapping: Mapping[str, str] | None = None) -> AstMatch:
+    """Pair the equations (bags from ``equation_shapes``) by maximum total similarity
+    and score the pairing (module doc). With the names of each equation's quantities
+    and a graph ``mapping`` (reference internal -> submitted), ties go to pairs whose
+    names agree under the map."""
+    if not reference or not submitted:
+        return AstMatch(1.0 if len(reference) == len(submitted) else 0.0, ())
+    scores = np.array([[_dice(r, s) for s in submitted] for r in reference])
+    weights = scores.copy()
+    if reference_names and submitted_names:
+        mapping = mapping or {}
+        for i, names in enumerate(reference_names):
+            mapped = {mapping.get(n, n) for n in names}
+            for j, other in enumerate(submitted_names):
+                union = len(mapped | set(other))
+                weights[i, j] += _TIE * (len(mapped & set(other)) / union if union else 1.0)
+    rows, columns = linear_sum_assignment(weights, maximize=True)
+    pairs = tuple((int(i), int(j), float(scores[i, j])) for i, j in zip(rows, columns))
+    total = sum(s for _, _, s in pairs)
+    return AstMatch(min(1.0, total / max(len(reference), len(submitted))), pairs)

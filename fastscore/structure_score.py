@@ -1,0 +1,196 @@
+"""The structure columns of a mechanism submission's score row (issue 14).
+
+Against the problem's own mechanism (``fastscore.structure`` defines the scores):
+
+- ``structure_graph_score``: dependency-graph similarity up to renaming, in [0, 1];
+- ``structure_ast_score``: formula-AST similarity of the paired equations, in [0, 1];
+- ``n_quantities_recovered`` / ``n_reference_quantities``: how many internal
+  quantities of the reference mechanism (every unknown but the target) some
+  internal quantity of the submission equals *by value*, whatever its name: float64
+  values at the reference's points screen the pairs (within 1e-3 at 90% of the first
+  64 domain points), then ``fastscore.equivalence.judge`` decides (proven or numeric);
+- ``structure_note``: why a column is null or approximate, else null.
+
+A mechanism that parses but does not solve (under- or over-determined, inconsistent,
+timed out) still gets its graph and AST scores from its equations; having no values,
+its ``n_quantities_recovered`` is null. A phenomenal submission, a mechanism that does
+not parse, or a problem without a mechanism get nulls. The graph search is capped at
+``Settings.structure_steps`` work units, so any mechanism (at most 64
+equations, the parser's limit) is bounded in time.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import symengine as se
+
+from fastscore.equivalence import Quantity, judge
+from fastscore.kernels import UnsupportedExpression
+from fastscore.parse import ParseError, parse_equation, split_equations
+from fastscore.problems import Problem
+from fastscore.reference import Reference, reference_equations
+from fastscore.settings import Settings
+from fastscore.solve import Solution
+from fastscore.structure import MechanismGraph, ast_similarity, equation_shapes, graph_similarity, mechanism_graph
+
+STRUCTURE_COLUMNS = ("structure_graph_score", "structure_ast_score", "n_quantities_recovered",
+                     "n_reference_quantities", "structure_note")
+_SCREEN_POINTS = 64
+_SCREEN_RTOL = 1e-3
+_SCREEN_SHARE = 0.9
+
+
+def roles_of(problem: Problem) -> dict[str, str]:
+    """The role of every known name of a problem: input, auxiliary or constant."""
+    return {**{v.name: "input" for v in problem.inputs}, **{v.name: "auxiliary" for v in problem.auxiliary_inputs},
+            **{c.name: "constant" for c in problem.constants}}
+
+
+@dataclass(frozen=True)
+class ReferenceStructure:
+    """The reference side, prepared once per reference: its graph, equation bags and
+    the values of its internal quantities."""
+
+    graph: MechanismGraph
+    bags: tuple
+    names: tuple[frozenset[str], ...]
+    quantities: Mapping[str, Quantity]
+    screen: np.ndarray  # values of ``quantities`` at the screening points, one row each
+    error: str | None  # why the quantities are unavailable (the reference mechanism did not solve)
+
+
+_PREPARED: dict[int, tuple[weakref.ref, ReferenceStructure | None]] = {}
+
+
+def reference_structure(reference: Reference) -> ReferenceStructure | None:
+    """The prepared reference side (cached per reference object), None without a mechanism."""
+    key = id(reference)
+    cached = _PREPARED.get(key)
+    if cached is not None and cached[0]() is reference:
+        return cached[1]
+    prepared = _prepare(reference)
+    _PREPARED[key] = (weakref.ref(reference, lambda _, key=key: _PREPARED.pop(key, None)), prepared)
+    return prepared
+
+
+def _prepare(reference: Reference) -> ReferenceStructure | None:
+    problem = reference.problem
+    if not problem.mechanism:
+        return None
+    equations = reference_equations(problem, reference.constants)
+    graph = mechanism_graph(equations, reference.knowns, problem.target.name, roles_of(problem))
+    quantities, error = {}, reference.mechanism_error
+    solution = reference.mechanism
+    if solution is not None:
+        internal = [n for n in graph.internal if n in solution.expressions or n in solution.numeric]
+        values = solution.values(internal, points_of(reference)) if internal else {}
+        for name in internal:
+            expr = solution.expressions.get(name)
+            try:
+                quantities[name] = Quantity.bounded(expr, reference.domain) if expr is not None else None
+            except UnsupportedExpression:
+                quantities[name] = None
+            if quantities[name] is None:
+                quantities[name] = Quantity(None, values[name])
+    screen = np.array([q.values[_screen_columns(reference)] for q in quantities.values()]).reshape(
+        len(quantities), -1)
+    return ReferenceStructure(graph=graph, bags=tuple(equation_shapes(*e) for e in equations),
+                              names=tuple(_names(e) for e in equations), quantities=quantities, screen=screen,
+                              error=None if solution is not None else f"reference mechanism: {error}")
+
+
+def points_of(reference: Reference) -> dict[str, np.ndarray]:
+    """Values of every known at the reference's points (domain sample and splits)."""
+    return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
+
+
+def _screen_columns(reference: Reference) -> slice:
+    domain = reference.columns("domain")
+    return slice(domain.start, min(domain.stop, domain.start + _SCREEN_POINTS))
+
+
+def _names(equation) -> frozenset[str]:
+    return frozenset(s.name for side in equation for s in side.free_symbols)
+
+
+def parse_submitted(problem: Problem, constants: Mapping[se.Basic, se.Basic],
+                    mechanism: str) -> list[tuple[se.Basic, se.Basic]]:
+    """A submitted mechanism's equations as ``fastscore.score`` reads them, ``constants``
+    substituted (raises ``ParseError``)."""
+    names = (*problem.known_names, problem.target.name)
+    equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
+    return [(lhs.subs(constants), rhs.subs(constants)) for lhs, rhs in equations]
+
+
+def structure_fields(reference: Reference, mechanism: str | None, solution: Solution | None, settings: Settings,
+                     *, equations=()) -> dict:
+    """The structure columns of one submission (module doc); ``equations``: the parsed
+    mechanism when at hand (it is parsed from ``mechanism`` otherwise)."""
+    fields = dict.fromkeys(STRUCTURE_COLUMNS)
+    if mechanism is None:
+        return fields
+    prepared = reference_structure(reference)
+    if prepared is None:
+        return {**fields, "structure_note": "the problem has no mechanism"}
+    fields["n_reference_quantities"] = len(prepared.graph.internal)
+    try:
+        equations = list(equations) or parse_submitted(reference.problem, reference.constants, mechanism)
+    except (ParseError, ValueError):
+        return {**fields, "structure_note": "the mechanism does not parse"}
+    graph = mechanism_graph(equations, reference.knowns, reference.problem.target.name)
+    match = graph_similarity(prepared.graph, graph, max_steps=settings.structure_steps)
+    ast = ast_similarity(prepared.bags, [equation_shapes(*e) for e in equations], reference_names=prepared.names,
+                         submitted_names=[_names(e) for e in equations], mapping=match.mapping)
+    fields.update(structure_graph_score=match.score, structure_ast_score=ast.score)
+    notes = [] if match.exact else [f"graph match approximate (search stopped after {match.steps} steps)"]
+    if solution is None:
+        notes.append("the mechanism does not solve: graph and AST scores from its equations, no values")
+    elif prepared.error is not None:
+        notes.append(f"no reference values ({prepared.error})")
+    else:
+        found = recovered_quantities(reference, solution, settings)
+        fields["n_quantities_recovered"] = sum(bool(v) for v in found.values())
+    fields["structure_note"] = "; ".join(notes) or None
+    return fields
+
+
+def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,
+                         every: bool = False) -> dict[str, tuple[str, ...]]:
+    """For each internal quantity of the reference mechanism, the internal quantities of
+    the submitted ``solution`` equal to it by value (whatever their names): the first
+    one found, or with ``every`` all of them; empty when none is."""
+    prepared = reference_structure(reference)
+    if prepared is None or not prepared.quantities:
+        return {}
+    target = reference.problem.target.name
+    internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
+    found = {name: () for name in prepared.quantities}
+    if not internal:
+        return found
+    values = solution.values(internal, points_of(reference))
+    columns = _screen_columns(reference)
+    submitted = np.array([values[n][columns] for n in internal])
+    share = _screen(prepared.screen, submitted)
+    for row, (name, expected) in enumerate(prepared.quantities.items()):
+        for col in sorted(np.flatnonzero(share[row] >= _SCREEN_SHARE), key=lambda c: (-share[row, c], internal[c])):
+            candidate = internal[col]
+            expr = solution.expressions.get(candidate) if expected.expr is not None else None
+            verdict = judge(Quantity(expr, values[candidate]), expected, domain=reference.domain, settings=settings)
+            if verdict.equivalent:
+                found[name] += (candidate,)
+                if not every:
+                    break
+    return found
+
+
+def _screen(reference: np.ndarray, submitted: np.ndarray) -> np.ndarray:
+    """Share of screening points where each (reference, submitted) pair agrees
+    loosely: both finite within ``_SCREEN_RTOL``, or both not finite."""
+    a, b = reference[:, None, :], submitted[None, :, :]
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(a - b) <= _SCREEN_RTOL * np.maximum(np.abs(a), np.abs(b))
+    agree = close | (~np.isfinite(a) & ~np.isfinite(b))
+    return agree.mean(axis=2) if agree.shape[2] else np.zeros(agree.shape[:2])
