@@ -37,12 +37,11 @@ from numpy.lib import format as npy_format
 from fastscore.canonical import count_nodes
 from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
 from fastscore.parse import DEFAULT_LIMITS, ParseError, parse_equation, split_equations
+from fastscore.protocol import DEFAULT_BUDGET
 from fastscore.solve import SolveError, solve_mechanism
 
 __all__ = [
-    "DEFAULT_BUDGET",
     "EXTRAS",
-    "PROTOCOL",
     "METRIC_KEYS",
     "PublicTask",
     "TaskError",
@@ -55,10 +54,6 @@ __all__ = [
     "train_metrics",
 ]
 
-PROTOCOL = "mdbench-proposal-v1"
-DEFAULT_BUDGET = 5.0
-"""Seconds one evaluation may take; the solver stops itself at half of it (the
-service kills a worker still busy at the full budget)."""
 EXTRAS = "fastscore"
 """Key of fastscore's additions to an answer."""
 RTOL = 1e-6
