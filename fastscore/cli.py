@@ -164,7 +164,9 @@ def _report(args) -> int:
 def _feedback(args) -> int:
     import json
 
-    from fastscore.feedback import EXTRAS, feedback, load_task
+    from fastscore.feedback import feedback
+    from fastscore.protocol import EXTRAS
+    from fastscore.public import load_task
     task = load_task(args.task)
     submission = args.submission.read_bytes()
     try:
@@ -192,9 +194,11 @@ def _feedback(args) -> int:
 def _serve(args) -> int:
     import asyncio
 
-    from fastscore.serve import load_task_folders, serve
+    from fastscore.workers import start_fork_server
     if args.workers < 1 or args.budget <= 0 or args.cache_size < 1:
         raise ValueError("--workers and --cache-size must be at least 1 and --budget positive")
+    start_fork_server()  # warms up while the rest loads
+    from fastscore.serve import load_task_folders, serve
     tasks = load_task_folders(args.tasks) if args.tasks is not None else None
     asyncio.run(serve(args.host, args.port, workers=args.workers, budget=args.budget,
                       cache_size=args.cache_size, tasks=tasks))

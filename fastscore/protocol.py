@@ -11,3 +11,10 @@ DEFAULT_BUDGET = 5.0
 service kills a worker still busy at the full budget."""
 DEFAULT_CACHE = 1024
 """Answers the service keeps, most recently used."""
+EXTRAS = "fastscore"
+"""Key of fastscore's additions to an answer (the JSON API and ``--json``)."""
+
+
+def protocol_answer(answer: dict) -> dict:
+    """An answer as ``mdbench-proposal-v1`` has it (without fastscore's extras)."""
+    return {key: value for key, value in answer.items() if key != EXTRAS}

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from aiohttp import BodyPartReader, hdrs, web
 
-from fastscore.feedback import EXTRAS, PublicTask, TaskError, protocol_answer, public_task, read_problem, read_train
 from fastscore.memo import Memo
-from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, FIELDS, MAX_UPLOAD, PROTOCOL
+from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
+from fastscore.public import PublicTask, TaskError, public_task, read_problem, read_train
 from fastscore.workers import FeedbackPool
 
 __all__ = ["LoadedTask", "create_app", "load_task_folders", "serve"]

@@ -1,9 +1,9 @@
 """Worker processes for the feedback service: warm, supervised, killed when they overrun.
 
-``FeedbackPool`` (asyncio) keeps ``size`` worker processes.  Each imports fastscore
-once (the fork server preloads it) and warms the Numba kernels once
-(``fastscore.kernels.warm_up``), then answers jobs from its pipe with
-``fastscore.feedback.feedback``.  A job runs on one idle worker; a worker still busy
+``FeedbackPool`` (asyncio) keeps ``size`` worker processes, forked from one fork
+server that has imported the solver and warmed the Numba kernels
+(``fastscore.worker_preload``), so a worker, first or replacement, is ready at once;
+it answers jobs from its pipe with ``fastscore.feedback.feedback``.  A job runs on one idle worker; a worker still busy
 when the job's time limit is reached is killed (SIGKILL) and replaced, and the job
 is answered with a ``Timeout`` error; a worker that dies is replaced too.  No other
 job is affected.
@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import signal
+from multiprocessing import forkserver
 import sys
 from collections import OrderedDict
 from multiprocessing.connection import Connection
 
-__all__ = ["FeedbackPool", "TASKS_KEPT"]
+__all__ = ["FeedbackPool", "TASKS_KEPT", "start_fork_server"]
 
 TASKS_KEPT = 8
 """Public tasks a worker keeps, most recently used."""
@@ -30,6 +31,14 @@ START_LIMIT = 120.0
 
 _NEED = "need"
 _READY = "ready"
+_PRELOAD = ["fastscore.worker_preload"]
+
+
+def start_fork_server() -> None:
+    """Start the fork server now (it warms up in the background); the pool would
+    otherwise start it with its first worker."""
+    forkserver.set_forkserver_preload(_PRELOAD)
+    forkserver.ensure_running()
 
 
 def _work(conn: Connection) -> None:
@@ -86,7 +95,7 @@ class FeedbackPool:
         self.size = size
         self.limit = limit
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["fastscore.feedback"])
+        self._context.set_forkserver_preload(_PRELOAD)
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._all: set[_Worker] = set()
         self._starting: set[asyncio.Task] = set()

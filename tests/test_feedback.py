@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from fastscore.feedback import (EXTRAS, METRIC_KEYS, TaskError, feedback, load_task, protocol_answer, public_task,
-                                read_problem, read_train, train_metrics)
+from fastscore.feedback import METRIC_KEYS, feedback, train_metrics
+from fastscore.protocol import EXTRAS, protocol_answer
+from fastscore.public import TaskError, load_task, public_task, read_problem, read_train
 from public_tasks import HOSTILE, ROLE_OF, demo_data, implicit_data, problem_json, write_task
 
 TRAIN_KEYS = ["n_samples", "finite_fraction", "numerically_equivalent", *METRIC_KEYS]

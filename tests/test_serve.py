@@ -19,7 +19,9 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from fastscore.feedback import EXTRAS, feedback, protocol_answer, public_task
+from fastscore.feedback import feedback
+from fastscore.protocol import EXTRAS, protocol_answer
+from fastscore.public import public_task
 from fastscore.memo import Memo
 from public_tasks import (HOSTILE, ROLE_OF, demo_data, implicit_data, multipart, problem_json, runaway_mechanism,
                           write_task)
