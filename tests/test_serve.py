@@ -319,3 +319,16 @@ def test_memo_hit_shared_miss_and_bound():
         assert await memo.get("t", computation(5, final=False)) == (5, "miss")
         assert await memo.get("t", computation(6)) == (6, "miss")  # a non-final answer is not kept
     asyncio.run(scenario())
+
+
+def test_unusable_task_folders_exit_2(tmp_path):
+    write_task(tmp_path / "a" / "agent", ROLE_OF, demo_data())
+    write_task(tmp_path / "a", ROLE_OF, demo_data())  # the same id twice: 'a' and 'a/agent'
+    write_task(tmp_path / "b", {"x": "input", "y": "internal"}, demo_data()[:2])
+    for tasks, message in ((tmp_path / "missing", "no task directory"), (tmp_path / "b", "public roles"),
+                           (tmp_path, "two task folders have the id 'a'")):
+        run = subprocess.run([sys.executable, "-m", "fastscore.cli", "serve", "--port", "0", "--tasks", str(tasks)],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and run.stdout == ""
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("fastscore serve: error: ") and message in lines[0], lines
