@@ -2,11 +2,11 @@
 
 ``FeedbackPool`` (asyncio) keeps ``size`` worker processes, forked from one fork
 server that has imported the solver and warmed the Numba kernels
-(``fastscore.worker_preload``), so a worker, first or replacement, is ready at once;
-it answers jobs from its pipe with ``fastscore.feedback.feedback``.  A job runs on one idle worker; a worker still busy
-when the job's time limit is reached is killed (SIGKILL) and replaced, and the job
-is answered with a ``Timeout`` error; a worker that dies is replaced too.  No other
-job is affected.
+(``fastscore.worker_preload``), so a worker, first or replacement, is ready at
+once; it answers jobs from its pipe with ``fastscore.feedback.feedback``.  A job
+runs on one idle worker; a worker still busy when the job's time limit is reached
+is killed (SIGKILL) and replaced, and the job is answered with a ``Timeout`` error;
+a worker that dies is replaced too.  No other job is affected.
 
 Tasks travel once per worker: a job names its task by a content digest, and only
 when the worker does not hold that task yet (it keeps the last ``TASKS_KEPT``) is
@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import signal
-from multiprocessing import forkserver
 import sys
 from collections import OrderedDict
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 
 __all__ = ["FeedbackPool", "TASKS_KEPT", "start_fork_server"]
@@ -27,7 +27,8 @@ __all__ = ["FeedbackPool", "TASKS_KEPT", "start_fork_server"]
 TASKS_KEPT = 8
 """Public tasks a worker keeps, most recently used."""
 START_LIMIT = 120.0
-"""Seconds a new worker may take to be ready (a first compilation of the kernels)."""
+"""Seconds a new worker may take to be ready (the fork server's first compilation
+of the kernels, on a machine without Numba's cache)."""
 
 _NEED = "need"
 _READY = "ready"
@@ -42,8 +43,8 @@ def start_fork_server() -> None:
 
 
 def _work(conn: Connection) -> None:
-    """A worker's life: warm up, then answer ``(task key, task or None, submission,
-    budget)`` jobs until the pipe closes."""
+    """A worker's life: warm up (at once when forked from the warm fork server), then
+    answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from fastscore.feedback import feedback
     from fastscore.kernels import warm_up
