@@ -36,6 +36,7 @@ import argparse
 import http.client
 import json
 import math
+import os
 import platform
 import re
 import shutil
@@ -146,21 +147,19 @@ def _explicit(formulas: list[str], sources: list[str]) -> bool:
 
 def _submissions(formulas: list[str], coefficients: dict[str, str], target: str) -> dict[str, str]:
     """Reference-like, perturbed and malformed mechanism texts of one task."""
-    reference = "\n".join(formulas)
+    names = [f.partition("=")[0].strip() for f in formulas]
+    defining = names.index(target) if target in names else len(formulas) - 1  # else: the last equation
     perturbed = list(formulas)
-    if coefficients:
+    if coefficients:  # one fixed coefficient +10%
         name = next(iter(coefficients))
-        at = next(i for i, f in enumerate(formulas) if f.partition("=")[0].strip() == name)
-        perturbed[at] = f"{name} = {_number(coefficients[name]) * 1.1!r}"
-    else:
-        at = next(i for i, f in enumerate(formulas) if f.partition("=")[0].strip() == target)
-        lhs, _, rhs = formulas[at].partition("=")
-        perturbed[at] = f"{lhs}= 1.1*({rhs.strip()})"
+        perturbed[names.index(name)] = f"{name} = {_number(coefficients[name]) * 1.1!r}"
+    else:  # the target's defining equation times 1.1
+        lhs, _, rhs = formulas[defining].partition("=")
+        perturbed[defining] = f"{lhs}= 1.1*({rhs.strip()})"
     # dropped: a coefficient's equation (the coefficient is left undetermined), else the target's definition
-    dropped = next((i for i, f in enumerate(formulas) if f.partition("=")[0].strip() in coefficients),
-                   next(i for i, f in enumerate(formulas) if f.partition("=")[0].strip() == target))
+    dropped = next((i for i, name in enumerate(names) if name in coefficients), defining)
     return {
-        "reference": reference,
+        "reference": "\n".join(formulas),
         "perturbed": "\n".join(perturbed),
         "syntax": "\n".join(formulas[:-1] + [formulas[-1] + " +* ("]),
         "dropped": "\n".join(f for i, f in enumerate(formulas) if i != dropped),
@@ -395,7 +394,9 @@ def render(results: dict) -> str:
     lines = [
         "# Feedback service benchmark",
         "",
-        f"Machine: {results['machine']}; shared, so numbers are medians where repeated.",
+        f"Machine: {results['machine']}; shared, so numbers are medians where repeated. Load average (1 min) "
+        f"of the machine when this run started and ended: {results['load_average'][0]:.1f} and "
+        f"{results['load_average'][1]:.1f} (other sessions' jobs included).",
         f"Command: `{results['command']}`",
         "",
         f"Tasks: the {results['n_tasks']} real MechBench tasks of `shared/external/mechbench-tasks` "
@@ -480,14 +481,16 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="fastscore-feedback-bench-"))
     files = sorted(args.tasks.rglob("*.yaml"))
     views = [public_view(path, work / "tasks", n=args.samples, seed=i) for i, path in enumerate(files)]
-    results = {"machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python "
+    results = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                           f"{platform.python_version()}",
                "command": " ".join(["python", "bench/bench_feedback.py", *sys.argv[1:]]),
                "n_tasks": len(views), "n_explicit": sum(v["explicit"] for v in views), "n_samples": args.samples,
                "workers": args.workers, "budget": DEFAULT_BUDGET,
                "upload_kb": len(_request(views[0]["folder"], views[0]["submissions"]["reference"])[0]) / 1024}
     print(f"{len(views)} public views in {work / 'tasks'}", file=sys.stderr)
+    load_average = [os.getloadavg()[0]]
 
+    mdb_views = prepare_mdbench(args.mdbench, args.mdbench_problems, work / "mdbench")
     results["first_answer"] = first_answer(views, args.workers, args.starts)
     print(f"first answer: {results['first_answer']}", file=sys.stderr)
 
@@ -516,7 +519,6 @@ def main() -> int:
                   file=sys.stderr)
         assert "cache=hit" in "\n".join(server.log_lines())
 
-        mdb_views = prepare_mdbench(args.mdbench, args.mdbench_problems, work / "mdbench")
         kinds = ("reference", "perturbed", "syntax", "injection")
         md_calls = mdbench_calls(args.mdbench, mdb_views, kinds, work / "mdbench")
         fs_calls = fastscore_calls(server, mdb_views, kinds, repeats=5)
@@ -538,6 +540,7 @@ def main() -> int:
                         f"{sum(c['kind'] in valid for c in fs_calls)}",
         "malformed_refused": all(not c["ok"] for c in md_calls + fs_calls if c["kind"] not in valid),
     }
+    results["load_average"] = load_average + [os.getloadavg()[0]]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(results))
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=2, default=str))

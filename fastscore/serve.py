@@ -15,7 +15,8 @@ HTTP, plus a JSON API for prepared public tasks.  Built on aiohttp.
   for a malformed body);
 - any other path: 404; another method on a known path: 405.
 
-Answers are computed in worker processes (``fastscore.workers``) within a time
+Uploaded tasks are read once (the last few kept by content digest), answers
+computed in worker processes (``fastscore.workers``) within a time
 budget, kept in a bounded LRU keyed by the SHA-256 of the task's files and the
 submission, with concurrent duplicates computed once (``fastscore.memo``).  Each
 request logs one line to stderr: method, path, status, milliseconds, cache
@@ -30,6 +31,7 @@ import json
 import signal
 import sys
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -39,7 +41,7 @@ from aiohttp import BodyPartReader, hdrs, web
 from fastscore.memo import Memo
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
 from fastscore.public import PublicTask, TaskError, public_task, read_problem, read_train
-from fastscore.workers import FeedbackPool
+from fastscore.workers import TASKS_KEPT, FeedbackPool
 
 __all__ = ["LoadedTask", "create_app", "load_task_folders", "serve"]
 
@@ -113,6 +115,7 @@ class _Service:
         self.pool = pool
         self.memo = memo
         self.tasks = tasks
+        self.uploaded: OrderedDict[str, PublicTask | TaskError] = OrderedDict()  # task key -> its reading
 
     async def health(self, request: web.Request) -> web.Response:
         return _json({"ok": True, "protocol": PROTOCOL})
@@ -125,10 +128,16 @@ class _Service:
             task_key = _digest(files["problem"], files["train_data"])
 
         async def compute():
-            if len(files["problem"]) + len(files["train_data"]) > _INLINE:
-                task = await asyncio.to_thread(_uploaded_task, files)
-            else:
-                task = _uploaded_task(files)
+            task = self.uploaded.get(task_key)
+            if task is None:
+                if len(files["problem"]) + len(files["train_data"]) > _INLINE:
+                    task = await asyncio.to_thread(_uploaded_task, files)
+                else:
+                    task = _uploaded_task(files)
+                self.uploaded[task_key] = task
+                while len(self.uploaded) > TASKS_KEPT:
+                    self.uploaded.popitem(last=False)
+            self.uploaded.move_to_end(task_key)
             if isinstance(task, TaskError):
                 return {"ok": False, "error": str(task), "error_type": "TaskError"}, True
             return await self.pool.evaluate(task_key, task, files["submission"])
