@@ -1,12 +1,44 @@
-"""A bounded LRU of answers with single flight: concurrent requests for one key
-are computed once (asyncio)."""
+"""Bounded LRUs: ``Memo``, answers with single flight (concurrent requests for one key
+are computed once, asyncio), and ``LRU``, values bounded in count and total bytes."""
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 
-__all__ = ["Memo"]
+__all__ = ["LRU", "Memo"]
+
+
+class LRU:
+    """At most ``items`` values of at most ``nbytes`` in all (``size(value)`` each),
+    least recently used dropped first."""
+
+    def __init__(self, items: int, nbytes: int, size: Callable[[object], int]):
+        self.items = items
+        self.nbytes = nbytes
+        self._size = size
+        self._values: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get(self, key: Hashable):
+        """The value of ``key`` (now the most recently used), or None."""
+        found = self._values.get(key)
+        if found is None:
+            return None
+        self._values.move_to_end(key)
+        return found[0]
+
+    def put(self, key: Hashable, value: object) -> None:
+        if key in self._values:
+            self._total -= self._values.pop(key)[1]
+        size = self._size(value)
+        self._values[key] = (value, size)
+        self._total += size
+        while len(self._values) > 1 and (len(self._values) > self.items or self._total > self.nbytes):
+            self._total -= self._values.popitem(last=False)[1][1]
 
 
 class Memo:

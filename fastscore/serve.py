@@ -31,7 +31,6 @@ import json
 import signal
 import sys
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -41,7 +40,7 @@ from aiohttp import BodyPartReader, hdrs, web
 from fastscore.memo import Memo
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
 from fastscore.public import PublicTask, TaskError, public_task, read_problem, read_train
-from fastscore.workers import TASKS_KEPT, FeedbackPool
+from fastscore.workers import FeedbackPool, task_memo
 
 __all__ = ["LoadedTask", "create_app", "load_task_folders", "serve"]
 
@@ -115,7 +114,7 @@ class _Service:
         self.pool = pool
         self.memo = memo
         self.tasks = tasks
-        self.uploaded: OrderedDict[str, PublicTask | TaskError] = OrderedDict()  # task key -> its reading
+        self.uploaded = task_memo()  # task key -> its reading (a task or a TaskError)
 
     async def health(self, request: web.Request) -> web.Response:
         return _json({"ok": True, "protocol": PROTOCOL})
@@ -134,10 +133,7 @@ class _Service:
                     task = await asyncio.to_thread(_uploaded_task, files)
                 else:
                     task = _uploaded_task(files)
-                self.uploaded[task_key] = task
-                while len(self.uploaded) > TASKS_KEPT:
-                    self.uploaded.popitem(last=False)
-            self.uploaded.move_to_end(task_key)
+                self.uploaded.put(task_key, task)
             if isinstance(task, TaskError):
                 return {"ok": False, "error": str(task), "error_type": "TaskError"}, True
             return await self.pool.evaluate(task_key, task, files["submission"])

@@ -18,14 +18,17 @@ import asyncio
 import multiprocessing
 import signal
 import sys
-from collections import OrderedDict
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 
-__all__ = ["FeedbackPool", "TASKS_KEPT", "start_fork_server"]
+from fastscore.memo import LRU
 
-TASKS_KEPT = 8
-"""Public tasks a worker keeps, most recently used."""
+__all__ = ["FeedbackPool", "TASKS_KEPT", "TASK_BYTES_KEPT", "start_fork_server", "task_memo"]
+
+TASKS_KEPT = 256
+TASK_BYTES_KEPT = 256 * 1024 * 1024
+"""Public tasks a worker keeps (most recently used): at most this many, of at most
+this many bytes of training data in all."""
 START_LIMIT = 120.0
 """Seconds a new worker may take to be ready (the fork server's first compilation
 of the kernels, on a machine without Numba's cache)."""
@@ -33,6 +36,11 @@ of the kernels, on a machine without Numba's cache)."""
 _NEED = "need"
 _READY = "ready"
 _PRELOAD = ["fastscore.worker_preload"]
+
+
+def task_memo() -> LRU:
+    """An LRU of public tasks (or of the errors of reading them) within the bounds above."""
+    return LRU(TASKS_KEPT, TASK_BYTES_KEPT, lambda task: getattr(getattr(task, "data", None), "nbytes", 0))
 
 
 def start_fork_server() -> None:
@@ -51,22 +59,19 @@ def _work(conn: Connection) -> None:
 
     warm_up()
     conn.send(_READY)
-    tasks: OrderedDict = OrderedDict()
+    tasks = task_memo()
     while True:
         try:
             key, task, submission, budget = conn.recv()
         except (EOFError, OSError):
             return
         if task is not None:
-            tasks[key] = task
-            while len(tasks) > TASKS_KEPT:
-                tasks.popitem(last=False)
-        elif key in tasks:
-            task = tasks[key]
+            tasks.put(key, task)
         else:
-            conn.send(_NEED)
-            continue
-        tasks.move_to_end(key)
+            task = tasks.get(key)
+            if task is None:
+                conn.send(_NEED)
+                continue
         try:
             answer = feedback(task, submission, budget=budget)
         except Exception as error:  # noqa: BLE001 - a bad submission must never end the worker

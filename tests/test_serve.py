@@ -22,7 +22,7 @@ import pytest
 from fastscore.feedback import feedback
 from fastscore.protocol import EXTRAS, protocol_answer
 from fastscore.public import public_task
-from fastscore.memo import Memo
+from fastscore.memo import LRU, Memo
 from public_tasks import (HOSTILE, ROLE_OF, demo_data, implicit_data, multipart, problem_json, runaway_mechanism,
                           write_task)
 
@@ -332,3 +332,16 @@ def test_unusable_task_folders_exit_2(tmp_path):
         assert run.returncode == 2 and run.stdout == ""
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("fastscore serve: error: ") and message in lines[0], lines
+
+
+def test_lru_bounds_count_and_bytes():
+    lru = LRU(3, 100, size=len)
+    for key in "abc":
+        lru.put(key, key * 10)
+    assert lru.get("a") == "a" * 10  # now the most recently used
+    lru.put("d", "d")
+    assert len(lru) == 3 and lru.get("b") is None and lru.get("c") == "c" * 10
+    lru.put("e", "e" * 95)  # over the byte bound: the least recently used go first
+    assert lru.get("e") == "e" * 95 and len(lru) == 1
+    lru.put("f", "f" * 500)  # a value larger than the bound alone is still kept
+    assert lru.get("f") == "f" * 500 and len(lru) == 1
