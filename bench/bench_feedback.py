@@ -412,7 +412,10 @@ def render(results: dict) -> str:
         f"{len(results['over_budget'])} tasks ("
         + ", ".join(f"{task}: {kind}" for task, kind in results["over_budget"].items())
         + "); their reference-like and perturbed submissions are left out of the load below (each would hold a "
-        "worker for the whole budget), their malformed ones are in.",
+        "worker for the whole budget), their malformed ones are in. These are the tasks with six to eight coupled "
+        "linear balance equations: fastscore's solver (`fastscore/solve.py`) finds no closed form by substitution, "
+        "tries SymPy, then root finding at every sample, seconds in one kernel call (profiled this session: 13-19 s "
+        "in-process at a 2.5 s solve budget); the service kills the worker at the budget and answers `Timeout`.",
         "",
         "## Latency over loopback HTTP (ms, multipart POST /evaluate)",
         "",
@@ -439,6 +442,10 @@ def render(results: dict) -> str:
         + f" s (median {statistics.median(results['first_answer']):.2f} s).",
         "",
         "## MDBench 0.7 feedback CLI vs fastscore, same requests",
+        "",
+        "MDBench installed as `~/.pyenv/versions/3.12.1/bin/python -m venv /tmp/mdb-venv && "
+        "/tmp/mdb-venv/bin/pip install mdbench==0.7.0`; its tasks made with `mdbench synthetic` and "
+        "`mdbench prepare --task mechanism_discovery --format directory --reveal-auxiliary`.",
         "",
         f"MDBench's own prepared tasks ({', '.join(results['mdbench']['problems'])}), reference, perturbed and "
         "malformed mechanisms; MDBench: one `mdbench evaluate --evaluation-mode feedback` process per call "
