@@ -5,9 +5,11 @@ for unusable input."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings
 
 EXIT_USAGE = 2
@@ -91,6 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--engine", choices=("auto", "matplotlib", "graphviz"), default="auto",
                        help="SVG/PNG: Graphviz's dot when on PATH, else matplotlib (auto, default)")
     graph.set_defaults(handler=_graph)
+
+    feedback = commands.add_parser("feedback", help="the feedback service's answer for one submission, here")
+    feedback.add_argument("--task", required=True, type=Path, help="public task folder (problem.json, train.npy)")
+    feedback.add_argument("--submission", required=True, type=Path, help="mechanism text, one equation a line")
+    feedback.add_argument("--json", action="store_true", help="print the answer as JSON, with fastscore's extras")
+    feedback.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                          help="seconds one evaluation may take; the solver gets half (default %(default)g)")
+    feedback.set_defaults(handler=_feedback)
+
+    serve = commands.add_parser("serve", help="the feedback service agents call (mdbench-proposal-v1 + JSON API)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port (default %(default)d)")
+    serve.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)),
+                       help="worker processes (default %(default)d)")
+    serve.add_argument("--tasks", type=Path, help="public task folders to load for POST /v1/feedback")
+    serve.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                       help="seconds one evaluation may take; a worker past it is replaced (default %(default)g)")
+    serve.add_argument("--cache-size", type=int, default=DEFAULT_CACHE, help="answers kept (default %(default)d)")
+    serve.set_defaults(handler=_serve)
     return parser
 
 
@@ -174,6 +195,50 @@ def _graph(args) -> int:
     path = draw_task(args.problems, args.task, args.out, sweep=args.sweep, config=args.config, run=args.run,
                      engine=args.engine)
     print(f"wrote {path}")
+    return 0
+
+
+def _feedback(args) -> int:
+    import json
+
+    from fastscore.feedback import feedback
+    from fastscore.protocol import EXTRAS
+    from fastscore.public import load_task
+    task = load_task(args.task)
+    submission = args.submission.read_bytes()
+    try:
+        answer = feedback(task, submission, budget=args.budget)
+    except Exception as error:  # noqa: BLE001 - as in the service: a bad submission is an answer
+        answer = {"ok": False, "error": f"internal error: {error}".splitlines()[0], "error_type": type(error).__name__}
+    if args.json:
+        print(json.dumps(answer, indent=2, allow_nan=False))
+        return 0
+    if not answer["ok"]:
+        print(f"not ok: {answer['error_type']}: {answer['error']}")
+        return 0
+    print("ok")
+    for name, expr in answer["solution"].items():
+        print(f"  {name} = {expr}")
+    for name in answer[EXTRAS]["numeric"]:
+        print(f"  {name}: solved numerically at each sample")
+    print("train: " + ", ".join(f"{key} {value:.6g}" if isinstance(value, float) else f"{key} {value}"
+                                for key, value in answer["train"].items()))
+    for warning in answer[EXTRAS]["warnings"]:
+        print(f"warning: {warning}")
+    return 0
+
+
+def _serve(args) -> int:
+    import asyncio
+
+    from fastscore.workers import start_fork_server
+    if args.workers < 1 or args.budget <= 0 or args.cache_size < 1:
+        raise ValueError("--workers and --cache-size must be at least 1 and --budget positive")
+    start_fork_server()  # warms up while the rest loads
+    from fastscore.serve import load_task_folders, serve
+    tasks = load_task_folders(args.tasks) if args.tasks is not None else None
+    asyncio.run(serve(args.host, args.port, workers=args.workers, budget=args.budget,
+                      cache_size=args.cache_size, tasks=tasks))
     return 0
 
 
