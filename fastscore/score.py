@@ -28,7 +28,7 @@ from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.tables import SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
-from fastscore.structure_score import structure_fields
+from fastscore.structure_score import recovered_quantities, structure_fields
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
 _NO_METRICS = {column: value for prefix in SCORED_SPLITS
@@ -120,7 +120,8 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
         fields = _law_fields(reference, candidate, outcome)
-        fields.update(structure_fields(reference, key[1], candidate.solution, settings, equations=candidate.equations))
+        fields.update(structure_fields(reference, key[1], candidate.solution, settings, equations=candidate.equations,
+                                       recovered=outcome.recovered))
         laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])
@@ -325,6 +326,7 @@ class _LawOutcome:
     metrics: Mapping[str, float] = field(default_factory=dict)
     error: str | None = None
     in_mechanism: Mapping[str, str | None] | None = None  # probe -> equal internal quantity
+    recovered: Mapping[str, tuple[str, ...]] | None = None  # reference quantity -> equal submitted ones
 
 
 def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -> list[dict[str, float]]:
@@ -356,20 +358,28 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
         law_metrics = _law_metrics(reference, predicted.values[None, :], settings)[0]
     verdict = judge(predicted, reference.law, domain=reference.domain, settings=settings)
     metrics = law_metrics
-    in_mechanism = None if candidate.solution is None else _probes_in_mechanism(reference, candidate.solution, settings)
-    return _LawOutcome(verdict=verdict, metrics=metrics, in_mechanism=in_mechanism)
+    if candidate.solution is None:
+        return _LawOutcome(verdict=verdict, metrics=metrics)
+    recovered = recovered_quantities(reference, candidate.solution, settings)
+    return _LawOutcome(verdict=verdict, metrics=metrics, recovered=recovered,
+                       in_mechanism=_probes_in_mechanism(reference, candidate.solution, recovered, settings))
 
 
-def _probes_in_mechanism(reference: Reference, solution, settings: Settings) -> dict[str, str | None]:
+def _probes_in_mechanism(reference: Reference, solution, recovered: Mapping[str, tuple[str, ...]],
+                         settings: Settings) -> dict[str, str | None]:
     """For each reference probe, the internal quantity of a submitted mechanism that is
-    equivalent to it (whatever the submitter named it), or None."""
-    if not reference.probes:
-        return {}
-    target = reference.problem.target.name
-    internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
-    values = solution.values(internal, _points(reference)) if internal else {}
+    equivalent to it (whatever the submitter named it), or None: from the reference
+    quantities the submission recovers (``recovered``), else sought among its quantities."""
     found = {}
+    target = reference.problem.target.name
+    internal = values = None
     for probe, expected in reference.probes.items():
+        if probe in recovered:
+            found[probe] = recovered[probe][0] if recovered[probe] else None
+            continue
+        if internal is None:
+            internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
+            values = solution.values(internal, _points(reference)) if internal else {}
         found[probe] = next((name for name in internal if _likely_equal(values[name], expected.values, settings)
                              and judge(Quantity(solution.expressions.get(name), values[name]), expected,
                                        domain=reference.domain, settings=settings, prove=False).equivalent), None)

@@ -126,9 +126,10 @@ def parse_submitted(problem: Problem, constants: Mapping[se.Basic, se.Basic],
 
 
 def structure_fields(reference: Reference, mechanism: str | None, solution: Solution | None, settings: Settings,
-                     *, equations=()) -> dict:
+                     *, equations=(), recovered: Mapping[str, tuple[str, ...]] | None = None) -> dict:
     """The structure columns of one submission (module doc); ``equations``: the parsed
-    mechanism when at hand (it is parsed from ``mechanism`` otherwise)."""
+    mechanism when at hand (it is parsed from ``mechanism`` otherwise); ``recovered``:
+    `recovered_quantities` of ``solution`` when already known."""
     fields = dict.fromkeys(STRUCTURE_COLUMNS)
     if mechanism is None:
         return fields
@@ -151,7 +152,7 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
     elif prepared.error is not None:
         notes.append(f"no reference values ({prepared.error})")
     else:
-        found = recovered_quantities(reference, solution, settings)
+        found = recovered if recovered is not None else recovered_quantities(reference, solution, settings)
         fields["n_quantities_recovered"] = sum(bool(v) for v in found.values())
     fields["structure_note"] = "; ".join(notes) or None
     return fields
@@ -178,7 +179,8 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
         for col in sorted(np.flatnonzero(share[row] >= _SCREEN_SHARE), key=lambda c: (-share[row, c], internal[c])):
             candidate = internal[col]
             expr = solution.expressions.get(candidate) if expected.expr is not None else None
-            verdict = judge(Quantity(expr, values[candidate]), expected, domain=reference.domain, settings=settings)
+            verdict = judge(Quantity(expr, values[candidate]), expected, domain=reference.domain, settings=settings,
+                            prove=False)
             if verdict.equivalent:
                 found[name] += (candidate,)
                 if not every:
