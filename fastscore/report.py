@@ -507,8 +507,12 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
         return
     document.heading(2, "Audit against MechBench's harness")
     laws, probes = audit.law_disagreements, audit.probe_disagreements
-    document.text(f"The run folders carried the harness's own verdicts for {audit.laws_compared} laws and "
-                  f"{audit.probes_compared} probe answers. They disagree with fastscore on {laws.height} laws and "
+    carried = (f"The run folders carried the harness's own verdicts for {audit.laws_compared} laws and "
+               f"{audit.probes_compared} probe answers.")
+    if not (laws.height or probes.height):
+        document.text(f"{carried} fastscore agrees with every one of them.")
+        return
+    document.text(f"{carried} They disagree with fastscore on {laws.height} laws and "
                   f"{probes.height} probe answers, listed below (at most {AUDIT_ROWS} of each; all of them in "
                   f"`{AUDIT_FILE}`) with fastscore's evidence: the proof rule of a `proven` verdict, the "
                   "counterexample of a `different` one.")

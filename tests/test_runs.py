@@ -214,3 +214,31 @@ def test_fastscores_own_tree_is_not_taken_for_run_folders(tmp_path):
     folder.mkdir(parents=True)
     (folder / "submission.txt").write_text("y = x")
     assert not is_run_tree(tmp_path)
+
+
+EXAMPLE_TASKS = Path(__file__).resolve().parents[1] / "problems" / "mechbench-example" / "tasks"
+EXAMPLE_RUNS = EXAMPLE_TASKS.parent / "runs"
+
+
+def test_the_bundled_worked_example(tmp_path):
+    """Two real tasks, three agent runs whose performance.json MechBench's own harness wrote."""
+    scores, probes, meta = score_sweep_default(EXAMPLE_TASKS, EXAMPLE_RUNS, tmp_path / "out")
+    cells = {(r["config"], r["run"], r["task"]): r for r in scores.iter_rows(named=True)}
+    hall, enzyme = "Hall Response - Original", "Competitive Enzyme Inhibition - Variant 1"
+    assert [cells[("agentA", 1, t)]["m_correct"] for t in (hall, enzyme)] == [True, True]
+    assert cells[("agentA", 2, enzyme)]["p_equivalent"] is False  # a wrong inhibitor constant
+    assert cells[("agentA", 2, hall)]["m_correct"] is True  # reply in its own quantity sigma
+    assert (cells[("agentB", 1, hall)]["p_equivalent"], cells[("agentB", 1, hall)]["m_correct"]) == (True, False)
+    assert cells[("agentB", 1, enzyme)]["status"] == "parse_error"
+    assert cells[("agentB", 1, enzyme)]["harness_error"] == "Agent timed out before submitting"
+    summary = pl.read_parquet(tmp_path / "out" / "summary.parquet").sort("config")
+    assert summary["sa_p"].to_list() == [0.75, 0.5] and summary["cond_fail"].to_list() == [0.0, 1.0]
+    assert main(["report", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "verdicts for 5 laws and 9 probe answers. fastscore agrees with every one of them." in report
+
+
+def score_sweep_default(tasks: Path, sweep: Path, out: Path):
+    score_sweep(tasks, sweep, out, executor="local")
+    return (pl.read_parquet(out / "scores.parquet"), pl.read_parquet(out / "probes.parquet"),
+            json.loads((out / "meta.json").read_text()))
