@@ -125,14 +125,38 @@ def _rebuild(kind: type, expr: se.Basic, args: list[se.Basic]) -> se.Basic:
     return expr.func(*args)
 
 
+MAX_TREE_WALK = 20_000
+"""Nodes ``count_nodes`` walks as a tree before it counts over distinct subexpressions."""
+
+
 def count_nodes(expr: se.Basic) -> int:
-    """Size of an expression tree (every node counted once per occurrence)."""
+    """Size of an expression tree (every node counted once per occurrence).  A tree of
+    more than ``MAX_TREE_WALK`` nodes is counted over its distinct subexpressions, so
+    the work stays linear in those (a solved mechanism can share one subexpression in
+    many places: a chain of 20 substitutions is a tree of 2**20 nodes)."""
     count, stack = 0, [expr]
     while stack:
         node = stack.pop()
         count += 1
+        if count > MAX_TREE_WALK:
+            return _tree_size(expr)
         stack.extend(node.args)
     return count
+
+
+def _tree_size(expr: se.Basic) -> int:
+    """``count_nodes`` over the distinct subexpressions (post-order, each once)."""
+    sizes: dict[se.Basic, int] = {}
+    stack = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            sizes[node] = 1 + sum(sizes.get(a, 1) for a in node.args)
+        elif node not in sizes and node.args:
+            sizes[node] = 0  # in progress: every operand is done before the node
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+    return sizes.get(expr, 1)
 
 
 def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
