@@ -24,6 +24,10 @@ memoised per subtree, since the reference's subtrees recur in every pair.
 Decimal literals are exact rationals (see ``fastscore.parse``), so floats are
 compared exactly.  Expansion is skipped when its size estimate is too large, so a
 hostile ``(a+b+c)**900`` cannot stall the scorer; such pairs fall to the numeric rung.
+Function arguments and exponents are expanded only up to ``MAX_ARGUMENT_TERMS``
+terms: SymEngine builds a function of an n-term sum in time quadratic in n (``sin``
+of a 4,000-term sum: 0.8 s), and every rewrite rebuilds it, so ``sin(u)**2 +
+cos(u)**2`` with ``u = (r+M+m+G+1)**16`` (4,845 terms) would cost seconds a pair.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from math import comb
 import symengine as se
 
 MAX_EXPANDED_TERMS = 20_000
+MAX_ARGUMENT_TERMS = 500
 
 
 def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset(),
@@ -96,9 +101,9 @@ def expand_arguments(expr: se.Basic) -> se.Basic:
     kind = type(expr)
     if kind is se.Pow:
         if _small_integer(args[1]) is None:
-            args[1] = guarded_expand(args[1])
+            args[1] = guarded_expand(args[1], limit=MAX_ARGUMENT_TERMS)
     elif kind is not se.Add and kind is not se.Mul:
-        args = [guarded_expand(a) for a in args]
+        args = [guarded_expand(a, limit=MAX_ARGUMENT_TERMS) for a in args]
     return expr if _same(args, old) else _rebuild(kind, expr, args)
 
 
@@ -289,7 +294,8 @@ def _rewrite_pow(base: se.Basic, exponent: se.Basic, positive: frozenset[str], s
         return se.Mul(*[_rewrite_pow(f, exponent, positive, split_products) for f in base.args])
     if kind == "Pow" and is_positive(base.args[0], positive):
         inner_base, inner_exponent = base.args
-        return _rewrite_pow(inner_base, se.expand(inner_exponent * exponent), positive, split_products)
+        product = guarded_expand(inner_exponent * exponent, limit=MAX_ARGUMENT_TERMS)
+        return _rewrite_pow(inner_base, product, positive, split_products)
     return base ** exponent
 
 
