@@ -17,8 +17,10 @@
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ from fastscore.settings import Settings
 
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
+CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
 
 
 @ray.remote(num_cpus=1)
@@ -69,6 +72,8 @@ class RayExecutor:
     def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
                  workers: int | None = None, batch_rows: int = 1000, row_timeout: float = 60.0):
         self._started_ray = not ray.is_initialized()
+        if self._started_ray and address not in (None, "auto", "local"):
+            _check_reachable(address)
         if self._started_ray:
             ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
                      include_dashboard=False, log_to_driver=False, logging_level="ERROR")
@@ -162,6 +167,23 @@ class RayExecutor:
             ray.kill(actor)
         if self._started_ray:
             ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Raise ValueError (one line) unless something accepts a TCP connection at a Ray
+    address (``host:port``, ``ray://host:port``) within ``CONNECT_SECONDS``: Ray itself
+    would wait for minutes."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        host, port = address.removeprefix("ray://"), "10001" if address.startswith("ray://") else "6379"
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except OSError as exc:
+        reason = ("connection refused" if isinstance(exc, ConnectionRefusedError) else
+                  "no answer" if isinstance(exc, TimeoutError) or exc.errno == errno.ETIMEDOUT else
+                  exc.strerror or str(exc))
+        raise ValueError(f"cannot reach a Ray cluster at {address}: {reason}") from None
 
 
 def _batches(units: Iterable[WorkUnit], size: int) -> Iterator[_Batch]:
