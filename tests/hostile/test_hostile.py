@@ -265,3 +265,35 @@ def test_a_constant_beyond_float64_is_a_parse_error(tmp_path):
     scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("task") == TASK).sort("run")
     assert scores["status"].to_list() == ["parse_error", "parse_error", "ok"]
     assert "beyond the float64 range" in scores["error"][0] and "not a finite real number" in scores["error"][1]
+
+
+# ---------------------------------------------------------------- the report
+
+def test_the_report_shows_any_config_name_and_26_configs_legibly(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from fastscore import tables
+    from fastscore.report import DOMAIN_FIGURE, MUTATION_FIGURE, write_report
+    names = ["task", r"$\frac{$", "_hidden"] + [f"cfg-{i:02d}" for i in range(23)]
+    rows = [{"config": name, "run": run, "task": f"t{i}", "domain": ("physics", "biology")[i % 2],
+             "n_mutations": i % 3, "status": "ok", "p_equivalent": (i + run + k) % 3 > 0, "m_correct": i % 2 == 0,
+             "n_probes": 1, "id_acc": i % 2 == 0, "ood_acc": False}
+            for k, name in enumerate(names) for run in range(2) for i in range(6)]
+    out = tmp_path / "scored"
+    out.mkdir()
+    tables.frame(rows, tables.SCORE_SCHEMA).write_parquet(out / "scores.parquet")
+    figures = {}
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, **kw: figures.setdefault(Path(path).name, self))
+    markdown = write_report(out).read_text()
+    assert "| task |" in markdown and "| _hidden |" in markdown
+    for name in (MUTATION_FIGURE, DOMAIN_FIGURE):
+        figure = figures[name]
+        figure.draw_without_rendering()  # lays out and measures the text: mathtext fails on an unescaped '$'
+        legend, = figure.legends
+        assert [text.get_text() for text in legend.get_texts()] == [r"\$\frac{\$", "_hidden", *names[3:], "task"]
+        below = legend.get_window_extent().y1
+        assert all(below <= axes.get_window_extent().y0 for axes in figure.axes)  # not over the plots
+    lines = [container.lines[0] for container in figures[MUTATION_FIGURE].axes[0].containers]
+    assert len({(str(line.get_color()), line.get_marker()) for line in lines}) == len(lines) == len(names)
+    bars = [c for c in figures[DOMAIN_FIGURE].axes[0].containers if hasattr(c, "patches")]
+    assert len({(str(bar.patches[0].get_facecolor()), bar.patches[0].get_hatch()) for bar in bars}) == len(names)
