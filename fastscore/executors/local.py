@@ -1,9 +1,36 @@
-"""In-process executor: scores work units one after another in this process."""
+"""Local executor: scores work units in one supervised child process.
+
+SymEngine's C++ cannot be interrupted (no signal reaches into a long expansion), so a
+row's work is bounded by the process that does it: the child is killed when a batch
+runs past its time limit, or dies by itself (a crash, a memory limit), and a new one
+is forked.  As in the Ray executor:
+
+- units travel in batches of up to ``batch_rows`` submissions of one task;
+- the clock of a batch starts when the child starts it (the child says so), so time
+  spent queued behind a slow batch never counts; the limit is ``row_timeout`` times
+  ``max(2, rows / 50)``;
+- a batch that fails (time limit, death, an exception in scoring) is retried one
+  submission at a time; a lone submission past ``row_timeout`` becomes a ``timeout``
+  row, one that kills the child or raises an ``eval_error`` row, and no other row is
+  affected.  Such rows carry no ``submission_sha``, so a resumed run scores them again.
+
+The child is forked from this process, so it starts at once with everything imported;
+it holds the references and the memory of scored texts (lost, and rebuilt on demand,
+when it is replaced); its address space is limited to ``memory_limit`` bytes.
+"""
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
+import resource
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from fastscore import tables
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
 from fastscore.score import ScoreMemo, score_task
@@ -11,6 +38,7 @@ from fastscore.settings import Settings
 
 WorkUnit = tuple[str, Sequence[Mapping]]
 Result = tuple[list[dict], list[dict]]
+ROW_TIMEOUT = 60.0  # seconds a lone submission may take (the default of both executors)
 
 
 class ReferenceCache:
@@ -34,18 +62,176 @@ def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings:
         yield score_task(references[task], rows, settings=settings, memo=references.memo)
 
 
+@dataclass
+class Batch:
+    """Rows of one task scored together; ``single``: a lone submission retried after
+    its batch failed."""
+
+    units: list[WorkUnit]
+    single: bool = False
+
+    @property
+    def rows(self) -> int:
+        return sum(len(rows) for _, rows in self.units)
+
+    def limit(self, row_timeout: float) -> float:
+        """Seconds this batch may take, counted from its start."""
+        return row_timeout * (1 if self.single else max(2, self.rows / 50))
+
+    def singles(self) -> list[Batch]:
+        return [Batch([(task, [row])], single=True) for task, rows in self.units for row in rows]
+
+
+def batches(units: Iterable[WorkUnit], size: int) -> Iterator[Batch]:
+    """One task per batch, at most ``size`` rows (large units are split)."""
+    for task, rows in units:
+        for start in range(0, len(rows), size):
+            yield Batch([(task, rows[start:start + size])])
+
+
+def failed(batch: Batch, problems: Mapping[str, Problem], status: str, error: str) -> Result:
+    """The row of a lone submission the executor could not score: no ``submission_sha``,
+    so that a resumed run scores it again (the failure may be the machine's)."""
+    (task, (row,)), = batch.units
+    return [tables.failed_row({**row, "submission_sha": None}, problems[task], status=status, error=error)], []
+
+
+def timeout_error(row_timeout: float) -> str:
+    return f"scoring took longer than {row_timeout:g} s"
+
+
+DIED = "the worker died while scoring this submission"
+
+
+def _memory_limit() -> int:
+    """Half of the machine's memory."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
 class LocalExecutor:
-    """Runs ``fastscore.score.score_task`` in this process."""
+    """Runs ``fastscore.score.score_task`` in a supervised child process (see module doc)."""
 
     name = "local"
 
-    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
-        self._references = ReferenceCache(problems, settings)
-        self._settings = settings
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, batch_rows: int = 1000,
+                 row_timeout: float | None = None, memory_limit: int | None = None):
+        self._problems, self._settings = dict(problems), settings
+        self._batch_rows, self._row_timeout = batch_rows, ROW_TIMEOUT if row_timeout is None else row_timeout
+        self._memory_limit = _memory_limit() if memory_limit is None else memory_limit
+        self._child = self._connection = None
+
+    def worker_pid(self) -> int | None:
+        """Process id of the current child (for operators and tests)."""
+        return None if self._child is None else self._child.pid
 
     def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
-        """Results of the units, in order."""
-        return score_units(units, self._references, self._settings)
+        """Results of the units, as they complete.  The next batch is read from
+        ``units`` while the child scores one, and sent before the result is handed on,
+        so reading the sweep and writing results overlap the scoring."""
+        fresh = batches(units, self._batch_rows)
+        retries: deque[Batch] = deque()
+
+        def pull() -> Batch | None:
+            return retries.popleft() if retries else next(fresh, None)
+
+        batch = pull()
+        if batch is not None:
+            self._send(batch)
+        while batch is not None:
+            following = pull()
+            outcome = self._outcome(batch)
+            failure = isinstance(outcome[0], str)
+            if failure and not batch.single:
+                retries.extendleft(reversed(batch.singles()))
+            if following is None:
+                following = pull()
+            if following is not None:
+                self._send(following)
+            if not failure:
+                yield outcome
+            elif batch.single:
+                yield failed(batch, self._problems, *outcome)
+            batch = following
+
+    def _outcome(self, batch: Batch) -> Result | tuple[str, str]:
+        """The child's result for ``batch`` (just sent), or the (status, error) of its
+        failure; a child past the time limit is stopped, as is one that died."""
+        started = None
+        while True:
+            wait = 1.0 if started is None else max(0.0, started + batch.limit(self._row_timeout) - time.monotonic())
+            try:
+                message = self._connection.recv() if self._connection.poll(wait) else None
+            except (EOFError, OSError):  # the child died
+                self._stop()
+                return "eval_error", DIED
+            if message is None:
+                if started is not None:
+                    self._stop()
+                    return "timeout", timeout_error(self._row_timeout)
+            elif message[0] == "started":
+                started = time.monotonic()
+            elif message[0] == "done":
+                return message[1]
+            else:
+                return "eval_error", f"scoring raised {message[1]}"
+
+    def _send(self, batch: Batch) -> None:
+        """Send a batch to the child, which is idle, waiting (a new child when there is
+        none or it died meanwhile)."""
+        if self._child is None:
+            self._start()
+        try:
+            self._connection.send(batch.units)
+        except OSError:  # it died while idle
+            self._stop()
+            self._start()
+            self._connection.send(batch.units)
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self._connection, child_end = context.Pipe()
+        self._child = context.Process(target=_serve, args=(child_end, self._problems, self._settings,
+                                                           self._memory_limit), daemon=True)
+        self._child.start()
+        child_end.close()
+
+    def _stop(self) -> None:
+        if self._child is not None:
+            self._child.kill()
+            self._child.join()
+            self._connection.close()
+        self._child = self._connection = None
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Stop the child."""
+        self._stop()
+
+
+def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int) -> None:
+    """The child: score each batch received, saying when it starts; exit when the
+    parent is gone.  Ctrl-C is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    references = ReferenceCache(problems, settings)
+    while True:
+        try:
+            units = connection.recv()
+        except (EOFError, OSError):
+            return
+        connection.send(("started",))
+        try:
+            scored = list(score_units(units, references, settings))
+        except Exception as error:  # a bug or an exhausted resource: the parent retries row by row
+            text = (str(error).splitlines() or [""])[0][:200]
+            connection.send(("raised", f"{type(error).__name__}: {text}" if text else type(error).__name__))
+            continue
+        connection.send(("done", _merged(scored)))
+
+
+def _merged(results: list[Result]) -> Result:
+    """The results of a batch's units as one result."""
+    score_rows, probe_rows = [], []
+    for scores, probes in results:
+        score_rows.extend(scores)
+        probe_rows.extend(probes)
+    return score_rows, probe_rows
