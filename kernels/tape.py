@@ -38,7 +38,7 @@ from . import opcodes as op
 MAX_POWI = 32
 """Largest ``|n|`` emitted as POWI; larger integer exponents use POW (libm ``pow``)."""
 
-MAX_TREE_NODES = 20_000
+MAX_TREE_NODES = 5_000
 """Nodes a tree is compiled as a tree before its distinct subexpressions are shared;
 also the largest constant subexpression folded in a shared compilation."""
 

@@ -297,3 +297,39 @@ def test_the_report_shows_any_config_name_and_26_configs_legibly(tmp_path, monke
     assert len({(str(line.get_color()), line.get_marker()) for line in lines}) == len(lines) == len(names)
     bars = [c for c in figures[DOMAIN_FIGURE].axes[0].containers if hasattr(c, "patches")]
     assert len({(str(bar.patches[0].get_facecolor()), bar.patches[0].get_hatch()) for bar in bars}) == len(names)
+
+
+# ---------------------------------------------------------------- unbounded work from one short row
+
+def _rows_of(name: str, tmp_path: Path, *, row_timeout: float | None = None) -> dict:
+    """Score a corpus sweep in a child (local executor, optionally a shorter row
+    budget); its rows of the task by their ``finding``."""
+    budget = "" if row_timeout is None else f"import fastscore.executors.local as local\nlocal.ROW_TIMEOUT = {row_timeout}\n"
+    script = (f"{budget}from fastscore.run import score_sweep\n"
+              f"score_sweep({str(PROBLEMS)!r}, {str(INPUTS / name)!r}, {str(tmp_path / name)!r}, "
+              "executor='local', progress=False)\n")
+    result = _child(script, memory=16 << 30)
+    assert result.returncode == 0, result.stderr[-2000:]
+    scores = pl.read_parquet(tmp_path / name / "scores.parquet").filter(pl.col("task") == TASK)
+    return {row["finding"]: row for row in scores.iter_rows(named=True)}
+
+
+def test_a_row_that_stalls_the_solver_is_stopped_and_its_neighbour_is_unaffected(tmp_path):
+    """Finding 1: ``r*T = (r+M+m+G+1)**100`` took 67 s and 6 GB in the solver's
+    expansion (SymEngine's C++, which no signal interrupts); with a 3 s row budget its
+    child is killed and it becomes a timeout row, retried on resume (unless the solve
+    is bounded by now), while the correct row next to it is proven."""
+    rows = _rows_of("power-of-a-sum.jsonl", tmp_path, row_timeout=3.0)
+    assert rows[1]["status"] in ("timeout", "ok", "solve_error")
+    assert rows[1]["status"] != "timeout" or rows[1]["submission_sha"] is None
+    assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
+
+
+def test_the_proof_rung_and_the_tapes_stay_bounded(tmp_path):
+    """Finding 2: the proof rung skips the 12,341-term expansion of a function argument
+    (``numeric``; it took minutes); finding 3: the 20-step substitution chain is
+    compiled over its distinct subexpressions (a tree of 2**20 nodes; 123 s)."""
+    rows = _rows_of("proof-and-chain.jsonl", tmp_path)
+    assert (rows[2]["status"], rows[2]["p_verdict"]) == ("ok", "numeric")
+    assert (rows[3]["status"], rows[3]["p_verdict"]) == ("ok", "different")
+    assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
