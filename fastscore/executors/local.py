@@ -14,9 +14,11 @@ is forked.  As in the Ray executor:
   row, one that kills the child or raises an ``eval_error`` row, and no other row is
   affected.  Such rows carry no ``submission_sha``, so a resumed run scores them again.
 
-The child is forked from this process, so it starts at once with everything imported;
-it holds the references and the memory of scored texts (lost, and rebuilt on demand,
-when it is replaced); its address space is limited to ``memory_limit`` bytes.
+The child is forked from this process, so it starts at once with everything imported,
+and scores one problem's own law before its first batch (compiling or loading the
+kernels is never charged to a batch); it holds the references and the memory of scored texts (lost, and rebuilt on demand,
+when it is replaced); its address space is limited to ``memory_limit`` bytes (or
+less, when this process is limited already).
 """
 from __future__ import annotations
 
@@ -211,8 +213,11 @@ def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memo
     """The child: score each batch received, saying when it starts; exit when the
     parent is gone.  Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     references = ReferenceCache(problems, settings)
+    _warm_up(references, problems)
     while True:
         try:
             units = connection.recv()
@@ -226,6 +231,18 @@ def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memo
             connection.send(("raised", f"{type(error).__name__}: {text}" if text else type(error).__name__))
             continue
         connection.send(("done", _merged(scored)))
+
+
+def _warm_up(references: ReferenceCache, problems: Mapping[str, Problem]) -> None:
+    """Score one problem's own law before the first batch, so that compiling (or loading)
+    the kernels is never charged to a batch's time limit."""
+    task = next(iter(problems), None)
+    if task is None:
+        return
+    try:
+        score_task(references[task], [{"config": "", "run": 0, "task": task, "phenomenal": problems[task].law}])
+    except Exception:  # the batches will meet (and report) the same failure
+        pass
 
 
 def _merged(results: list[Result]) -> Result:
