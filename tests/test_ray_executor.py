@@ -51,7 +51,11 @@ def _verdicts(results) -> dict:
 def test_killing_a_worker_mid_run_loses_no_row():
     problems = {p.task_id: p for p in load_problems(PROBLEMS)}
     units = list(_units(SWEEP, problems, _Tally(), {}))
-    expected = _verdicts(LocalExecutor(problems, DEFAULT_SETTINGS).map(units))
+    local = LocalExecutor(problems, DEFAULT_SETTINGS)
+    try:
+        expected = _verdicts(local.map(units))
+    finally:
+        local.close()
     executor = RayExecutor(problems, DEFAULT_SETTINGS, workers=2, batch_rows=1)
     try:
         results = executor.map(units)

@@ -14,8 +14,8 @@ is forked.  As in the Ray executor:
   row, one that kills the child or raises an ``eval_error`` row, and no other row is
   affected.  Such rows carry no ``submission_sha``, so a resumed run scores them again.
 
-The child is forked from this process, so it starts at once with everything imported,
-and scores one problem's own law before its first batch (compiling or loading the
+The child is forked from this process when the executor is made, so it starts at once
+with everything imported, and scores one problem's own law before its first batch (compiling or loading the
 kernels is never charged to a batch); it holds the references and the memory of scored texts (lost, and rebuilt on demand,
 when it is replaced); its address space is limited to ``memory_limit`` bytes (or
 less, when this process is limited already).
@@ -25,8 +25,10 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import queue
 import resource
 import signal
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ from fastscore.settings import Settings
 WorkUnit = tuple[str, Sequence[Mapping]]
 Result = tuple[list[dict], list[dict]]
 ROW_TIMEOUT = 60.0  # seconds a lone submission may take (the default of both executors)
+IN_FLIGHT = 2  # batches sent ahead to the child
 
 
 class ReferenceCache:
@@ -121,43 +124,55 @@ class LocalExecutor:
         self._batch_rows, self._row_timeout = batch_rows, ROW_TIMEOUT if row_timeout is None else row_timeout
         self._memory_limit = _memory_limit() if memory_limit is None else memory_limit
         self._child = self._connection = None
+        self._start()  # its warm-up overlaps the reading of the sweep's first rows
 
     def worker_pid(self) -> int | None:
         """Process id of the current child (for operators and tests)."""
         return None if self._child is None else self._child.pid
 
     def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
-        """Results of the units, as they complete.  The next batch is read from
-        ``units`` while the child scores one, and sent before the result is handed on,
-        so reading the sweep and writing results overlap the scoring."""
+        """Results of the units, as they complete.  ``IN_FLIGHT`` batches are sent
+        ahead (the child reads them as they come), so the child never waits for this
+        process to read the sweep, hand a result on or write it."""
         fresh = batches(units, self._batch_rows)
         retries: deque[Batch] = deque()
+        sent: deque[Batch] = deque()  # in the child's order: the first is the one it runs
 
-        def pull() -> Batch | None:
-            return retries.popleft() if retries else next(fresh, None)
+        def fill() -> None:
+            while len(sent) < IN_FLIGHT:
+                batch = retries.popleft() if retries else next(fresh, None)
+                if batch is None:
+                    return
+                if not self._send(batch):  # the child has died
+                    retries.appendleft(batch)
+                    if sent:  # read as the death of the batch it was running
+                        return
+                    self._stop()  # it died idle: a new one
+                    if not self._send(batch):
+                        raise RuntimeError("the scoring process died as it started")
+                    retries.popleft()
+                sent.append(batch)
 
-        batch = pull()
-        if batch is not None:
-            self._send(batch)
-        while batch is not None:
-            following = pull()
-            outcome = self._outcome(batch)
+        fill()
+        while sent:
+            outcome = self._outcome(sent[0])
+            batch = sent.popleft()
             failure = isinstance(outcome[0], str)
+            if self._child is None:  # stopped: the batches behind never started, they go again
+                retries.extendleft(reversed(sent))
+                sent.clear()
             if failure and not batch.single:
                 retries.extendleft(reversed(batch.singles()))
-            if following is None:
-                following = pull()
-            if following is not None:
-                self._send(following)
+            fill()
             if not failure:
                 yield outcome
             elif batch.single:
                 yield failed(batch, self._problems, *outcome)
-            batch = following
 
     def _outcome(self, batch: Batch) -> Result | tuple[str, str]:
-        """The child's result for ``batch`` (just sent), or the (status, error) of its
-        failure; a child past the time limit is stopped, as is one that died."""
+        """The child's result for ``batch`` (the first it has not finished), or the
+        (status, error) of its failure; a child past the time limit is stopped, as is
+        one that died."""
         started = None
         while True:
             wait = 1.0 if started is None else max(0.0, started + batch.limit(self._row_timeout) - time.monotonic())
@@ -177,17 +192,16 @@ class LocalExecutor:
             else:
                 return "eval_error", f"scoring raised {message[1]}"
 
-    def _send(self, batch: Batch) -> None:
-        """Send a batch to the child, which is idle, waiting (a new child when there is
-        none or it died meanwhile)."""
+    def _send(self, batch: Batch) -> bool:
+        """Send a batch to the child (started when there is none); False when the child
+        has died."""
         if self._child is None:
             self._start()
         try:
             self._connection.send(batch.units)
-        except OSError:  # it died while idle
-            self._stop()
-            self._start()
-            self._connection.send(batch.units)
+        except OSError:
+            return False
+        return True
 
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
@@ -211,18 +225,25 @@ class LocalExecutor:
 
 def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int) -> None:
     """The child: score each batch received, saying when it starts; exit when the
-    parent is gone.  Ctrl-C is the parent's to handle."""
+    parent is gone.  A thread reads the batches as they arrive, so the parent never
+    blocks sending one.  Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    arrived: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                arrived.put(connection.recv())
+            except (EOFError, OSError):
+                arrived.put(None)
+                return
+    threading.Thread(target=read, daemon=True).start()
     references = ReferenceCache(problems, settings)
     _warm_up(references, problems)
-    while True:
-        try:
-            units = connection.recv()
-        except (EOFError, OSError):
-            return
+    while (units := arrived.get()) is not None:
         connection.send(("started",))
         try:
             scored = list(score_units(units, references, settings))
