@@ -24,6 +24,10 @@ memoised per subtree, since the reference's subtrees recur in every pair.
 Decimal literals are exact rationals (see ``fastscore.parse``), so floats are
 compared exactly.  Expansion is skipped when its size estimate is too large, so a
 hostile ``(a+b+c)**900`` cannot stall the scorer; such pairs fall to the numeric rung.
+Function arguments and exponents are expanded only up to ``MAX_ARGUMENT_TERMS``
+terms: SymEngine builds a function of an n-term sum in time quadratic in n (``sin``
+of a 4,000-term sum: 0.8 s), and every rewrite rebuilds it, so ``sin(u)**2 +
+cos(u)**2`` with ``u = (r+M+m+G+1)**16`` (4,845 terms) would cost seconds a pair.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from math import comb
 import symengine as se
 
 MAX_EXPANDED_TERMS = 20_000
+MAX_ARGUMENT_TERMS = 500
 
 
 def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset(),
@@ -96,9 +101,9 @@ def expand_arguments(expr: se.Basic) -> se.Basic:
     kind = type(expr)
     if kind is se.Pow:
         if _small_integer(args[1]) is None:
-            args[1] = guarded_expand(args[1])
+            args[1] = guarded_expand(args[1], limit=MAX_ARGUMENT_TERMS)
     elif kind is not se.Add and kind is not se.Mul:
-        args = [guarded_expand(a) for a in args]
+        args = [guarded_expand(a, limit=MAX_ARGUMENT_TERMS) for a in args]
     return expr if _same(args, old) else _rebuild(kind, expr, args)
 
 
@@ -125,14 +130,38 @@ def _rebuild(kind: type, expr: se.Basic, args: list[se.Basic]) -> se.Basic:
     return expr.func(*args)
 
 
+MAX_TREE_WALK = 20_000
+"""Nodes ``count_nodes`` walks as a tree before it counts over distinct subexpressions."""
+
+
 def count_nodes(expr: se.Basic) -> int:
-    """Size of an expression tree (every node counted once per occurrence)."""
+    """Size of an expression tree (every node counted once per occurrence).  A tree of
+    more than ``MAX_TREE_WALK`` nodes is counted over its distinct subexpressions, so
+    the work stays linear in those (a solved mechanism can share one subexpression in
+    many places: a chain of 20 substitutions is a tree of 2**20 nodes)."""
     count, stack = 0, [expr]
     while stack:
         node = stack.pop()
         count += 1
+        if count > MAX_TREE_WALK:
+            return _tree_size(expr)
         stack.extend(node.args)
     return count
+
+
+def _tree_size(expr: se.Basic) -> int:
+    """``count_nodes`` over the distinct subexpressions (post-order, each once)."""
+    sizes: dict[se.Basic, int] = {}
+    stack = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            sizes[node] = 1 + sum(sizes.get(a, 1) for a in node.args)
+        elif node not in sizes and node.args:
+            sizes[node] = 0  # in progress: every operand is done before the node
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args)
+    return sizes.get(expr, 1)
 
 
 def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
@@ -323,7 +352,8 @@ def _rewrite_pow(base: se.Basic, exponent: se.Basic, positive: frozenset[str], s
         return se.Mul(*[_rewrite_pow(f, exponent, positive, split_products) for f in base.args])
     if kind == "Pow" and is_positive(base.args[0], positive):
         inner_base, inner_exponent = base.args
-        return _rewrite_pow(inner_base, se.expand(inner_exponent * exponent), positive, split_products)
+        product = guarded_expand(inner_exponent * exponent, limit=MAX_ARGUMENT_TERMS)
+        return _rewrite_pow(inner_base, product, positive, split_products)
     return base ** exponent
 
 

@@ -1,7 +1,8 @@
 """Command line (SPEC §7): argument parsing only; the work is done by the modules.
 
 Exit 0 when the job ran (whatever the submissions said); exit 2 with one clear line
-for unusable input."""
+for unusable input or an output that cannot be written (read-only, full disk); exit
+130 on Ctrl-C (a ``score`` run then resumes where it stopped when re-run)."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +15,7 @@ from fastscore.settings import Settings
 
 EXIT_USAGE = 2
 EXIT_INVALID = 1
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,10 +27,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args.handler(args)
-    except (ValueError, FileNotFoundError, NotADirectoryError) as error:
+    except (ValueError, OSError) as error:  # unusable input; an output that cannot be written
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"fastscore {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        resume = "; the rows scored so far are kept: re-run the same command to resume" if args.command == "score" else ""
+        print(f"fastscore {args.command}: interrupted{resume}", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -24,10 +24,16 @@ recursive-descent parser build SymEngine objects directly from a fixed grammar::
 Every violation, including each limit of ``Limits``, raises ``ParseError`` whose
 text is one human-readable line.  Results are real and finite: division by zero,
 ``log(0)``, ``sqrt(-1)`` and other complex or infinite constants are rejected, and
-so is a constant subexpression that overflows float64 (``exp(1000)``).  Each
-division, power and call with constant operands is checked where it is built, so
-no non-finite value (``zoo``, ``nan``) can reach the result (no walk over it is
-needed; 200,000 generated constant-heavy texts found none).
+so is a constant subexpression that overflows float64 (``exp(1000)``, ``1e400``,
+``exp(700)*exp(700)``).  Each literal, and each product, sum, power and call with
+constant operands, is checked where it is built, so no non-finite value (``zoo``,
+``nan``, ``inf``) can reach the result (no walk over it is needed; 200,000
+generated constant-heavy texts found none).  SymEngine also merges constants into
+a product or sum with free symbols (``x*exp(700)*exp(700)`` is ``x*exp(1400)``):
+the constant parts of such a result are checked when they might overflow, that is
+when the constant calls and powers built so far, raised to the result's exponent
+bound, could reach 1e308 (the sum of their ``|log10|`` times the bound), or when an
+exact number may exceed float64 (its digits bound).
 
 Speed (parsing is on the scoring hot path): tokens are plain texts from one regex
 pass, columns are recomputed only for an error message, and sums, products and
@@ -80,6 +86,7 @@ DEFAULT_LIMITS = Limits()
 MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
 MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
 MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
+FLOAT_DIGITS = 308  # an exact number of at most this many digits is finite in float64
 
 
 class ParseError(ValueError):
@@ -255,10 +262,21 @@ def _literal(text: str) -> tuple[se.Basic, bool, int, int]:
     leading = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + exponent
     if abs(leading) > MAX_DECIMAL_EXPONENT:
         raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
+    if leading >= FLOAT_DIGITS and not _float_range(int(digits) * 10 ** (leading + 1 - len(digits))):
+        raise ValueError("beyond the float64 range (about 1.8e308)")
     scale = exponent - len(fraction)
     if scale >= 0:
         return se.Integer(int(digits) * 10**scale), True, 1, len(digits) + scale
     return se.Rational(int(digits), 10**-scale), True, 1, max(len(digits), 1 - scale)
+
+
+def _float_range(p: int, q: int = 1) -> bool:
+    """Whether ``p/q`` rounds to a finite float64."""
+    try:
+        p / q
+    except OverflowError:
+        return False
+    return True
 
 
 def _short(expr: se.Basic, width: int = 40) -> str:
@@ -324,18 +342,41 @@ def _max_digits(expr: se.Basic) -> float:
     return largest
 
 
+@lru_cache(maxsize=4096)
 def _finite_real(expr: se.Basic) -> bool:
-    """Whether a constant expression evaluates to a finite real float64.
+    """Whether a constant expression evaluates to a finite real float64 (cached: the
+    same constants, ``2*pi``, recur).
 
     Evaluation is in double precision only: arbitrary precision could be made to
     work for minutes (``sin(exp(exp(exp(3))))``), and scoring is in float64 anyway.
     """
     if expr.is_Rational:
-        return True
+        return _float_range(*_fraction(expr))
     try:
         return math.isfinite(float(expr.n(53, real=True)))
     except (RuntimeError, ValueError, TypeError, OverflowError):  # e.g. I, zoo, nan: "Not Implemented"
         return False
+
+
+@lru_cache(maxsize=4096)
+def _log_magnitude(expr: se.Basic) -> float:
+    """``|log10 |value||`` of a finite, real, non-rational constant (inf for 0.0)."""
+    value = abs(float(expr.n(53, real=True)))
+    return abs(math.log10(value)) if value else math.inf
+
+
+def _finite_parts(expr: se.Basic) -> bool:
+    """Whether the constants SymEngine merged into ``expr`` are finite in float64: the
+    constant factors of a product (of each term of a sum) and the constant terms."""
+    constant_terms = []
+    for term in expr.args if expr.is_Add else (expr,):
+        factors = term.args if term.is_Mul else (term,)
+        constants = [f for f in factors if f.is_Number or not (f.is_Symbol or f.free_symbols)]
+        if len(constants) == len(factors):
+            constant_terms.append(term)
+        elif constants and not _finite_real(se.Mul(*constants)):
+            return False
+    return not constant_terms or _finite_real(se.Add(*constant_terms))
 
 
 # --------------------------------------------------------------------------- parser
@@ -388,7 +429,8 @@ def _closing_parentheses(tokens: list[str]) -> dict[int, int]:
 
 
 class _Parser:
-    __slots__ = ("declared", "allow_new", "limits", "memo", "text", "tokens", "offset", "pos", "room", "closing")
+    __slots__ = ("declared", "allow_new", "limits", "memo", "text", "tokens", "offset", "pos", "room", "closing",
+                 "magnitude")
 
     def __init__(self, names: Collection[str], allow_new: bool, limits: Limits):
         if isinstance(names, str):
@@ -408,6 +450,7 @@ class _Parser:
         self.text, self.tokens, self.offset, self.pos = text, tokens, offset, 0
         self.room = self.limits.max_depth  # nesting levels left
         self.closing = None  # see _recall
+        self.magnitude = 0.0  # sum of |log10| of the constant calls and powers built (see module doc)
         try:
             expr, _, bound, _ = self._sum()
             if tokens[self.pos] != _END:
@@ -463,6 +506,17 @@ class _Parser:
     def _not_real(self, what: str, at: int) -> ParseError:
         column = self._column(at)
         return ParseError(f"{what} at column {column} is not a finite real number (in float64)", column)
+
+    def _check_merged(self, expr: se.Basic, const: bool, bound: float, digits: float, at: int) -> None:
+        """Reject a constant result, or constant parts merged into a result with free
+        symbols, that are not finite in float64 (see module doc).  Called only for a
+        constant result, or when a constant call or power was built (``magnitude``) or
+        an exact number may exceed float64."""
+        if const:
+            if not _finite_real(expr):
+                raise self._not_real(f"constant {_short(expr, 30)}", at)
+        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not _finite_parts(expr):
+            raise self._not_real(f"a constant part of {_short(expr, 30)}", at)
 
     def _measured_digits(self, expr: se.Basic, at: int) -> float:
         """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
@@ -533,6 +587,8 @@ class _Parser:
                     digits += rhs_digits
                     if digits > MAX_RESULT_DIGITS:
                         digits = self._measured_digits(expr, at)
+                    if const or self.magnitude or digits > FLOAT_DIGITS:
+                        self._check_merged(expr, const, bound, digits, at)
                     at = self.pos
                     token = tokens[at]
                     if token != "*" and token != "/":
@@ -551,6 +607,8 @@ class _Parser:
                 total_digits += rhs_digits
                 if total_digits > MAX_RESULT_DIGITS:
                     total_digits = self._measured_digits(total, sign_at)
+                if total_const or self.magnitude or total_digits > FLOAT_DIGITS:
+                    self._check_merged(total, total_const, total_bound, total_digits, sign_at)
                 if token != "+" and token != "-":
                     return total, total_const, total_bound, total_digits
             sign_at = at
@@ -682,8 +740,11 @@ class _Parser:
                 raise self._not_real(f"log({_short(x, 20)})", at)
         result = function(*exprs)
         const = all(consts) or result.is_Number
-        if const and not _finite_real(result):
-            raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
+        if const:
+            if not _finite_real(result):
+                raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
+            if not result.is_Rational:
+                self.magnitude += _log_magnitude(result)
         return result, const, max(bounds), max(digits)
 
     def _pow(self, base, exponent, at: int):
@@ -718,8 +779,13 @@ class _Parser:
             bound = b_bound if b_bound > e_bound else e_bound
         result = b**e
         const = (b_const and e_const) or result.is_Number
-        if const and not _finite_real(result):
-            raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
+        if const:
+            if not _finite_real(result):
+                raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
+            if not result.is_Rational:
+                self.magnitude += _log_magnitude(result)
+        elif b.is_Mul:  # a power of a product: the power of its constant factors
+            self._check_merged(result, False, bound, digits, at)
         return result, const, bound, digits
 
     def _audit_exponents(self, expr: se.Basic) -> None:

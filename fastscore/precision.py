@@ -7,6 +7,10 @@ substituted as MPFR numbers and SymEngine evaluates the expression in C++ at the
 requested precision (~50 µs a point); the rare expression SymEngine cannot reduce to
 a number (``atan2``) is walked node by node with mpmath instead.  Expressions come
 from our own parser, never from text, and nothing is compiled per formula.
+A solved mechanism can share one subexpression in many places (a tree far larger
+than its distinct nodes); SymEngine's evaluation walks the tree, so an expression of
+more than ``MAX_TREE_NODES`` tree nodes is always walked with mpmath, over its
+distinct subexpressions, each once.
 A value that is not a finite real number (a complex principal root, a logarithm of a
 negative, a division by zero) is NaN, as in the float64 kernels.
 """
@@ -20,6 +24,10 @@ from functools import lru_cache
 import mpmath
 import symengine as se
 
+from fastscore.canonical import count_nodes
+
+MAX_TREE_NODES = 20_000
+"""Largest tree evaluated by SymEngine (larger ones: mpmath over distinct nodes)."""
 Evaluator = Callable[[Mapping[str, object]], object]
 _REAL_NUMBERS = ("RealMPFR", "RealDouble", "Integer", "Rational", "Half", "Zero", "One", "NegativeOne")
 
@@ -43,6 +51,7 @@ class Precise:
         self.expr = expr
         self.symbols = {s.name: s for s in expr.free_symbols}
         self._walker: Evaluator | None = None
+        self._large = count_nodes(expr) > MAX_TREE_NODES
 
     def value(self, point: Mapping[str, float], *, digits: int) -> float:
         """The value at ``point``, rounded to float; NaN unless finite and real."""
@@ -54,7 +63,10 @@ class Precise:
 
     def number(self, point: Mapping[str, float], *, digits: int) -> se.Basic | None:
         """The value at ``point`` as a SymEngine number of ``digits`` digits (not
-        rounded to float), or None when SymEngine cannot reduce it to a real number."""
+        rounded to float), or None when SymEngine cannot reduce it to a real number
+        (or the tree is too large for SymEngine's evaluation)."""
+        if self._large:
+            return None
         bits = int(digits * 3.33) + 8
         exact = {symbol: _exact(float(point[name]), bits) for name, symbol in self.symbols.items()}
         try:
@@ -90,30 +102,53 @@ def _exact(value: float, bits: int) -> se.RealMPFR:
 
 
 def compile_mp_tree(expr: se.Basic) -> Evaluator:
-    """Turn ``expr`` into a function of ``{name: mpf}`` evaluated with mpmath."""
-    kind = type(expr).__name__
+    """Turn ``expr`` into a function of ``{name: mpf}`` evaluated with mpmath: a
+    program over the distinct subexpressions in post-order, each evaluated once."""
+    program: list[tuple[Callable, tuple[int, ...]]] = []  # (step, operand positions)
+    position: dict[se.Basic, int] = {}
+    stack = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if not done:
+            if node not in position:
+                position[node] = -1  # in progress: every operand is placed before the node
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args)
+            continue
+        args = node.args
+        program.append((_step(node, args), tuple(position[a] for a in args)))
+        position[node] = len(program) - 1
+
+    def evaluate(env: Mapping[str, object]):
+        values = []
+        for step, operands in program:
+            values.append(step(env, [values[i] for i in operands]))
+        return values[-1]
+    return evaluate
+
+
+def _step(node: se.Basic, args: tuple[se.Basic, ...]) -> Callable:
+    """The mpmath step of one node: a function of (env, operand values)."""
+    kind = type(node).__name__
     if kind == "Symbol":
-        name = expr.name
-        return lambda env: env[name]
+        name = node.name
+        return lambda env, _: env[name]
     if kind in _ATOMS:
-        text = str(expr)
-        return lambda env: _ATOMS[kind](text)
-    args = [compile_mp_tree(a) for a in expr.args]
+        text = str(node)
+        return lambda env, _: _ATOMS[kind](text)
     if kind == "Add":
-        return lambda env: mpmath.fsum(f(env) for f in args)
+        return lambda env, values: mpmath.fsum(values)
     if kind == "Mul":
-        return lambda env: mpmath.fprod(f(env) for f in args)
+        return lambda env, values: mpmath.fprod(values)
     if kind == "Pow":
-        base, exponent = args
-        if type(expr.args[0]).__name__ == "Exp1":
-            return lambda env: mpmath.exp(exponent(env))
-        return lambda env: _power(base(env), exponent(env))
+        if type(args[0]).__name__ == "Exp1":
+            return lambda env, values: mpmath.exp(values[1])
+        return lambda env, values: _power(*values)
     if kind == "atan2":
-        y, x = args
-        return lambda env: mpmath.atan2(y(env), x(env))
+        return lambda env, values: mpmath.atan2(*values)
     if kind in _UNARY and len(args) == 1:
-        function, (inner,) = _UNARY[kind], args
-        return lambda env: function(inner(env))
+        function = _UNARY[kind]
+        return lambda env, values: function(values[0])
     raise NotImplementedError(f"no high-precision rule for {kind}")
 
 

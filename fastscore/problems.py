@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -22,6 +23,10 @@ DISTRIBUTIONS = ("uniform", "log_uniform")
 PROBLEM_SUFFIXES = (".yaml", ".yml")
 ANSWER_FILE = "answer.json"  # a MechBench task folder (fastscore.mechbench)
 FAMILY_SUFFIXES = (".family.yaml", ".family.yml")
+MAX_DOCUMENT_VALUES = 100_000
+"""Most values a problem document may hold once its YAML aliases are expanded: ten
+nested aliases of ten (a "billion laughs" of 10**9 strings) load as shared lists, and
+anything that walks them (an error message) would never end."""
 _SAMPLING_KEYS = frozenset({"min", "max", "ood_boundary", "distribution"})
 _PROBE_KEYS = frozenset({"name", "description", "formula"})
 
@@ -300,9 +305,33 @@ class FieldReader:
         return tuple(items)
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxarray = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
+_REPR.maxdeque, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 4, 60, 40, 60
+
+
 def _show(value) -> str:
-    text = repr(value)
+    """A value for an error message, at most 60 characters whatever its size."""
+    text = _REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _expanded_size_exceeds(data, limit: int) -> bool:
+    """Whether ``data`` holds more than ``limit`` values counted with repeats (a value
+    reached through several aliases counts each time); stops at the limit."""
+    count, stack = 0, [data]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(value, Mapping):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple, set)):
+            stack.extend(value)
+    return False
 
 
 def task_id_of(path: str | Path, root: str | Path) -> str:
@@ -374,7 +403,7 @@ def _read_yaml(path: str | Path):
     source = str(path)
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_Loader)
+            data = yaml.load(handle, Loader=_Loader)
     except OSError as exc:
         raise ProblemError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -383,6 +412,12 @@ def _read_yaml(path: str | Path):
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
         raise ProblemError(f"{source}: invalid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise ProblemError(f"{source}: invalid YAML: nested too deeply") from None
+    if _expanded_size_exceeds(data, MAX_DOCUMENT_VALUES):
+        raise ProblemError(f"{source}: the document holds more than {MAX_DOCUMENT_VALUES:,} values "
+                           "once its aliases are expanded") from None
+    return data
 
 
 def load_problem(path: str | Path, *, root: str | Path) -> Problem:

@@ -144,8 +144,11 @@ def _wide(outcomes: pl.DataFrame, value: str) -> tuple[list[str], np.ndarray]:
     """The sorted configs and the (tasks × configs) matrix of ``value`` (NaN where a
     config lacks the task)."""
     configs = sorted(outcomes["config"].unique().to_list())
-    wide = outcomes.pivot(on="config", index="task", values=value)
-    return configs, wide.select(configs).cast(pl.Float64).to_numpy() if wide.height else np.empty((0, len(configs)))
+    # pivoted on the config's position, so no config name can clash with the index column
+    slots = [str(i) for i in range(len(configs))]
+    slot = pl.col("config").replace_strict(configs, slots, return_dtype=pl.Utf8).alias("slot")
+    wide = outcomes.with_columns(slot).pivot(on="slot", index="task", values=value)
+    return configs, wide.select(slots).cast(pl.Float64).to_numpy() if wide.height else np.empty((0, len(configs)))
 
 
 def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
@@ -202,10 +205,38 @@ def domain_tests(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.D
 
 # ---------------------------------------------------------------- figures
 
-def _colors(configs: Sequence[str]) -> dict[str, tuple]:
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
+LEGEND_COLUMNS = 6
+"""Legend entries per row, below the plots (the figure grows a row at a time)."""
+
+
+def _styles(configs: Sequence[str]) -> dict[str, dict]:
+    """Per config: a colour (tab10, or tab20 for more configs), and past 20 configs a
+    marker and a hatch too, so no two configs look alike."""
     from matplotlib import colormaps
     palette = colormaps["tab10"] if len(configs) <= 10 else colormaps["tab20"]
-    return {config: palette(i % palette.N) for i, config in enumerate(configs)}
+    return {config: {"color": palette(i % palette.N), "marker": _MARKERS[(i // palette.N) % len(_MARKERS)],
+                     "hatch": _HATCHES[(i // palette.N) % len(_HATCHES)]} for i, config in enumerate(configs)}
+
+
+def _label(config: str) -> str:
+    """A config name with ``$`` escaped, so matplotlib shows it as it is (a ``$`` pair
+    would be parsed as mathtext: ``$\\frac{$`` failed with an empty error)."""
+    return config.replace("$", r"\$")
+
+
+def _legend(figure, handles: list, configs: Sequence[str]) -> None:
+    """The legend of every config, below the plots: handles and labels are given
+    explicitly, so labels starting with ``_`` are kept (matplotlib drops them when it
+    collects the labels itself)."""
+    figure.legend(handles, [_label(c) for c in configs], loc="outside lower center",
+                  ncols=min(len(configs), LEGEND_COLUMNS))
+
+
+def _height(base: float, configs: Sequence[str]) -> float:
+    """Figure height with room for the legend rows below the plots."""
+    return base + 0.25 * -(-len(configs) // LEGEND_COLUMNS)
 
 
 def _stratum(strata: pl.DataFrame, name: str) -> pl.DataFrame:
@@ -222,23 +253,25 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
         return False
     xs = sorted(rows["x"].unique().to_list())
     configs = sorted(rows["config"].unique().to_list())
-    colors = _colors(configs)
+    styles = _styles(configs)
     jitter = 0.25 / len(configs)
-    figure = Figure(figsize=(13, 4), layout="constrained")
+    figure = Figure(figsize=(13, _height(4, configs)), layout="constrained")
+    handles = []
     for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
+        handles.clear()
         for i, config in enumerate(configs):
             mine = pl.DataFrame({"x": xs}).join(rows.filter(pl.col("config") == config), on="x", how="left")
-            axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
-                          mine[rate].cast(pl.Float64).to_numpy(),
-                          yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(), marker="o",
-                          capsize=3, color=colors[config], label=config)
+            handles.append(axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
+                                         mine[rate].cast(pl.Float64).to_numpy(),
+                                         yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                                         marker=styles[config]["marker"], capsize=3, color=styles[config]["color"]))
         axes.set_title(RATE_LABELS[rate] + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
         axes.set_xlabel("number of mutations")
         axes.set_xticks(xs)
         axes.set_ylim(-0.05, 1.05)
         axes.grid(alpha=0.3)
     figure.axes[0].set_ylabel("rate (mean over runs)")
-    figure.legend(*figure.axes[0].get_legend_handles_labels(), loc="outside right upper")
+    _legend(figure, handles, configs)
     figure.savefig(path, dpi=110)
     return True
 
@@ -251,25 +284,27 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
         return False
     domains = sorted(rows["value"].unique().to_list())
     configs = sorted(rows["config"].unique().to_list())
-    colors = _colors(configs)
+    styles = _styles(configs)
     width = 0.8 / len(configs)
     positions = np.arange(len(domains))
-    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), 4), layout="constrained")
+    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), _height(4, configs)), layout="constrained")
+    handles = []
     for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
+        handles.clear()
         for i, config in enumerate(configs):
             mine = pl.DataFrame({"value": domains}).join(rows.filter(pl.col("config") == config), on="value",
                                                          how="left")
-            axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
-                     mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
-                     yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
-                     color=colors[config], label=config, capsize=2)
+            handles.append(axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
+                                    mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
+                                    yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                                    color=styles[config]["color"], hatch=styles[config]["hatch"], capsize=2))
         axes.set_title(RATE_LABELS[rate])
         tilted = len(domains) > 4
         axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
         axes.set_ylim(0, 1.05)
         axes.grid(axis="y", alpha=0.3)
     figure.axes[0].set_ylabel("share of tasks (mean over runs)")
-    figure.legend(*figure.axes[0].get_legend_handles_labels(), loc="outside right upper")
+    _legend(figure, handles, configs)
     figure.savefig(path, dpi=110)
     return True
 

@@ -9,10 +9,19 @@ submission (hashed with all its columns: ``submission_sha``) was already scored 
 the same problem set, settings and fastscore version; an interrupted run (Ctrl-C,
 kill -9) loses at most the rows not yet written to a part.  A changed problem set or
 setting rescores everything; a changed sweep rescores only the cells that changed.
-Delete ``OUT/.parts`` to force a full rescore.
+Delete ``OUT/.parts`` to force a full rescore.  A row the executor could not score
+(a ``timeout`` or a worker that died: ``submission_sha`` null) is scored again on resume.
+
+Safety of the output: a run holds an exclusive lock on ``OUT/.lock`` (a second run on
+the same ``--out`` stops at once), and every table is written to a temporary file
+that replaces the old one only when complete (a full disk leaves no truncated table).
+Sweep rows without a ``config`` or ``task`` are skipped, and sweep columns that mix
+numbers and text are left out of the cost figures; both are counted in ``meta.json``
+and reported on stderr.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -21,6 +30,7 @@ import shutil
 import sys
 import time
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -33,7 +43,7 @@ from fastscore.executors.local import LocalExecutor, WorkUnit
 from fastscore.problems import Problem, load_problems, problem_files
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
-from fastscore.sweep import SweepError, read_sweep, sweep_digest
+from fastscore.sweep import READ_ERROR, SweepError, read_sweep, sweep_digest
 
 PART_ROWS = 20_000
 RAY_THRESHOLD = 50_000
@@ -50,6 +60,12 @@ class _Tally:
     resumed: int = 0
     unknown_tasks: Counter = field(default_factory=Counter)
     duplicates: int = 0
+    unlabelled: int = 0  # rows without a config or task: skipped
+    unread: list = field(default_factory=list)  # rows of a tree whose files were not read: (row, reason)
+
+
+class OutputBusy(ValueError):
+    """Another run holds the lock on the output directory."""
 
 
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
@@ -64,22 +80,33 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
     (``fastscore.runs.ExperimentNames``; default: its documented rule).
     Returns the summary table."""
     started = time.perf_counter()
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     problem_list = load_problems(problems) if isinstance(problems, (str, Path)) else list(problems)
     by_task = select_tasks({p.task_id: p for p in problem_list}, tasks)
     if not Path(sweep).exists():
         raise SweepError(f"{sweep}: sweep not found")
     out = Path(out)
+    with _locked(out):
+        return _score_sweep(problems, by_task, sweep, out, executor=executor, address=address, workers=workers,
+                            settings=settings, progress=progress, started=started,
+                            experiments=experiments or ExperimentNames())
+
+
+def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
+                 started, experiments: ExperimentNames) -> pl.DataFrame:
     state = {"problems_sha256": _digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
              "fastscore_version": metadata.version("fastscore")}
     parts = _PartStore(out / ".parts", state)
     tally = _Tally()
-    experiments = experiments or ExperimentNames()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress)
     try:
         for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done, experiments)):
             parts.add(score_rows, probe_rows)
             bar.update(len(score_rows))
+        parts.add([tables.failed_row(row, by_task[row["task"]], status="parse_error", error=reason)
+                   for row, reason in tally.unread], [])
         parts.flush()
     finally:
         bar.close()
@@ -92,22 +119,85 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
     # the tables are streamed from the parts to disk; only the columns the summary
     # needs are loaded, so the end of a large sweep holds no full copy of its rows
     missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
-    parts.scan("scores", tally.cells, extra=missing).sink_parquet(out / "scores.parquet")
-    parts.scan("probes", tally.cells).sink_parquet(out / "probes.parquet")
+    _atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
+    _atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / "scores.parquet", out / "probes.parquet")
     scores = _summary_columns(out / "scores.parquet")
     summary, strata = tables.summary(scores), tables.strata(scores)
-    summary.write_parquet(out / "summary.parquet")
-    strata.write_parquet(out / "strata.parquet")
+    _atomically(out / "summary.parquet", summary.write_parquet)
+    _atomically(out / "strata.parquet", strata.write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
     meta["inputs"]["problems_sha256"] = state["problems_sha256"]
+    meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / "scores.parquet")
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
-        print(f"fastscore: warning: {len(set(experiments.unread))} experiment folder(s) whose name the mapping "
-              f"cannot read were skipped (listed in meta.json)", file=sys.stderr)
-    meta["warnings"] = _task_warnings(out / "scores.parquet")
-    (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+    meta["warnings"] = _warnings(tally, mixed, sorted(set(experiments.unread)))
+    for warning in meta["warnings"]:
+        print(f"fastscore: warning: {warning}", file=sys.stderr)
+    meta["task_warnings"] = _task_warnings(out / "scores.parquet")
+    text = json.dumps(meta, indent=2, sort_keys=True, default=str)
+    _atomically(out / "meta.json", lambda path: Path(path).write_text(text))
     return summary
+
+
+@contextmanager
+def _locked(out: Path):
+    """Hold an exclusive lock on ``out/.lock`` (creating ``out``) for the block."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise OutputBusy(f"{out} is in use by another fastscore score run (process {holder}); "
+                             "wait for it to finish or choose another --out") from None
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+
+
+def _atomically(path: Path, write) -> None:
+    """``write(temporary)`` then rename it to ``path``: readers see the old file or the
+    new one, never part of one."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _mixed_columns(path: Path) -> dict[str, int]:
+    """Sweep columns of text that hold numbers too (a late 'n/a' in a cost column):
+    column -> how many of its values are not numbers.  Such a column is not numeric,
+    so it is left out of the cost figures."""
+    schema = pl.read_parquet_schema(path)
+    text = [name for name, dtype in schema.items()
+            if dtype == pl.String and name not in tables.SCORE_SCHEMA and name != READ_ERROR]
+    if not text:
+        return {}
+    counts = pl.scan_parquet(path).select(
+        *(pl.col(name).is_not_null().sum().alias(f"{name}\0all") for name in text),
+        *(pl.col(name).cast(pl.Float64, strict=False).is_not_null().sum().alias(f"{name}\0num") for name in text),
+    ).collect().row(0, named=True)
+    return {name: counts[f"{name}\0all"] - counts[f"{name}\0num"] for name in text
+            if 0 < counts[f"{name}\0num"] < counts[f"{name}\0all"]}
+
+
+def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Sequence[str] = ()) -> list[str]:
+    """What was set aside or left out, one line each (also in ``meta.json``)."""
+    warnings = [f"{len(unread_experiments)} experiment folder(s) whose name the mapping cannot read were skipped "
+                f"(e.g. {unread_experiments[0]!r})"] if unread_experiments else []
+    warnings += [f"column {name!r} mixes numbers and text ({count} values are not numbers): "
+                "it is left out of the cost figures" for name, count in mixed.items()]
+    if tally.unlabelled:
+        warnings.append(f"{tally.unlabelled} sweep row(s) without a config or task were skipped")
+    if tally.unread:
+        warnings.append(f"{len(tally.unread)} submission folder(s) with files that were not read "
+                        f"(e.g. {tally.unread[0][1]}): parse_error rows")
+    return warnings
 
 
 def select_tasks(by_task: Mapping[str, Problem], tasks: Sequence[str] | None) -> dict[str, Problem]:
@@ -135,7 +225,11 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
         for row in frame.iter_rows(named=True):
             tally.rows += 1
             cell = (row["config"], row["run"], row["task"])
+            if cell[0] is None or cell[2] is None:
+                tally.unlabelled += 1
+                continue
             tally.config_runs.add(cell[:2])
+            unread = row.pop(READ_ERROR, None)
             if row["task"] not in by_task:
                 tally.unknown_tasks[row["task"]] += 1
             elif cell in tally.cells:
@@ -145,6 +239,8 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
                 tally.cells[cell] = sha
                 if done.get(cell) == sha:
                     tally.resumed += 1
+                elif unread is not None:
+                    tally.unread.append(({**row, "submission_sha": sha}, unread))
                 else:
                     groups[row["task"]].append({**row, "submission_sha": sha})
         yield from groups.items()
@@ -315,6 +411,8 @@ def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, sec
                    "resumed_cells": tally.resumed,
                    "grid_cells": scores.height, "duplicate_rows_ignored": tally.duplicates,
                    "rows_with_unknown_task": sum(tally.unknown_tasks.values()),
+                   "rows_without_config_or_task": tally.unlabelled,
+                   "folders_with_files_not_read": len(tally.unread),
                    "unknown_tasks": sorted(tally.unknown_tasks)[:50],
                    "status": dict(Counter(scores["status"].to_list()))},
         "timings": {"total_seconds": seconds},

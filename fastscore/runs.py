@@ -18,7 +18,7 @@ experiment folder ``DIR/<task_name>/``) into sweep rows:
 
 A file that is missing, not a regular file (symlinks and FIFOs are never followed or
 opened), larger than ``MAX_FILE_BYTES`` or not UTF-8 gives the row a
-``submission_error`` (or the probe no reply), never a traceback; nothing outside the
+``READ_ERROR`` (or the probe no reply), never a traceback; nothing outside the
 tree is read.
 """
 from __future__ import annotations
@@ -33,13 +33,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text", "MAX_FILE_BYTES"]
+__all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text", "MAX_FILE_BYTES", "READ_ERROR"]
 
 SUBMISSION, PERFORMANCE = "submission.txt", "performance.json"
 PROBE_FOLDERS = ("probe", "probes")  # the harness's newer and older names
 REPLY = "reply.txt"
+READ_ERROR = "read_error"
+"""The sweep column saying why a row's submission files were not read (null when read);
+``fastscore.run`` scores such a row as a ``parse_error`` with that reason."""
 DATA_FOLDER = "dataest"  # the harness's copy of the task data (sic)
-MAX_FILE_BYTES = 1 << 20
+MAX_FILE_BYTES = 1 << 20  # a submission, probes or reply file larger than this is not read
 MAX_PERFORMANCE_BYTES = 16 << 20
 _PROBE_FOLDER = re.compile(r"(\d+)-(.+)")
 _DEFAULT_NAME = re.compile(r"(?P<config>.+?)[_-](?:run|seed|rep)[_-]?(?P<run>\d+)")
@@ -206,13 +209,13 @@ def read_runs(root: str | Path, names: ExperimentNames | None = None) -> Iterato
 
 def _task_row(folder: str) -> dict:
     text, error = _read(os.path.join(folder, SUBMISSION))
-    row = {"phenomenal": None, "mechanism": None, "probes": None, "submission_error": None}
+    row = {"phenomenal": None, "mechanism": None, "probes": None, READ_ERROR: None}
     if text is not None:
         row["mechanism"] = submission_text(text) or None
         if row["mechanism"] is None:
-            row["submission_error"] = "submission.txt holds no equation"
+            row[READ_ERROR] = "submission.txt holds no equation"
     else:
-        row["submission_error"] = error if error != f"no {SUBMISSION}" else "the run left no submission.txt"
+        row[READ_ERROR] = error if error != f"no {SUBMISSION}" else "the run left no submission.txt"
     replies = _replies(folder)
     row["probe_replies"] = json.dumps(replies, sort_keys=True, ensure_ascii=False) if replies else None
     harness, per_probe = _performance(folder)

@@ -152,9 +152,8 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
 
 
 def _law_key(row: Mapping) -> tuple:
-    """What the law of a row depends on: its phenomenal and mechanism texts, or why the
-    reader could not read them."""
-    return _text(row.get("phenomenal")), _text(row.get("mechanism")), _text(row.get("submission_error"))
+    """What the law of a row depends on: its phenomenal and mechanism texts."""
+    return _text(row.get("phenomenal")), _text(row.get("mechanism"))
 
 
 def _answers_key(row: Mapping, law: tuple) -> tuple:
@@ -191,15 +190,12 @@ def _text(value) -> str | None:
     return text or None
 
 
-def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None,
-                     submission_error: str | None = None, *, settings: Settings) -> _Candidate:
+def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None, *,
+                     settings: Settings) -> _Candidate:
     started = time.perf_counter()
     problem = reference.problem
     try:
-        if submission_error is not None:
-            candidate = _Candidate(kind="mechanism" if mechanism is not None or phenomenal is None else "phenomenal",
-                                   status="parse_error", error=submission_error)
-        elif mechanism is not None:
+        if mechanism is not None:
             candidate = _solve(reference, mechanism, settings)
         elif phenomenal is not None:
             expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns)

@@ -3,7 +3,8 @@
 Every run writes these values to ``meta.json`` (SPEC §4, §6)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, fields
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,9 +42,36 @@ class Settings:
     solve_budget: float = 2.0
     structure_steps: int = 200_000
 
+    def __post_init__(self):
+        """Reject a setting that would make every verdict meaningless (``rtol`` of -1
+        or NaN makes every correct answer ``different``): ValueError, one line."""
+        for field in fields(self):
+            value = getattr(self, field.name)
+            low, high, kind = _RANGES[field.name]
+            ok = isinstance(value, kind) and not isinstance(value, bool) and low <= value <= high
+            if not ok or (kind is not int and not math.isfinite(value)):
+                shown = "an integer" if kind is int else "a finite number"
+                raise ValueError(f"setting {field.name} must be {shown} in [{low}, {high}], got {value!r}")
+
     def as_dict(self) -> dict:
         """Plain dict for ``meta.json``."""
         return asdict(self)
 
+
+_NUMBER = (int, float)
+_RANGES = {  # name -> (lowest, highest, type) of each setting
+    "rtol": (1e-15, 0.5, _NUMBER),
+    "n_points": (1, 10**7, int),
+    "min_finite_points": (1, 10**7, int),
+    "precision_digits": (20, 10_000, int),
+    "max_precise_points": (0, 10**8, int),
+    "invalid_samples": (0, 10**7, int),
+    "acc_tol": (0, 1e300, _NUMBER),
+    "n_samples": (1, 10**7, int),
+    "data_seed": (0, 2**63 - 1, int),
+    "point_seed": (0, 2**63 - 1, int),
+    "solve_budget": (0, 1e6, _NUMBER),
+    "structure_steps": (1, 10**9, int),
+}
 
 DEFAULT_SETTINGS = Settings()

@@ -3,13 +3,21 @@
 Every batch is a Polars frame with the columns `config` (str), `run` (Int64), `task` (str),
 `phenomenal`, `mechanism`, `probes` (str or null), followed by every other column of the
 input unchanged. Inputs are streamed, so memory stays bounded by the batch size.
+
+A directory tree is read as untrusted input: only regular files inside the tree are
+read (symbolic links, FIFOs and devices are not, nor are symlinked folders walked),
+each at most ``MAX_FILE_BYTES``; a file that is not read gives its row the reason in
+``READ_ERROR`` (the caller scores such a row as a ``parse_error``).  MechBench run
+folders (``fastscore.runs``) are read the same way.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -18,10 +26,10 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from fastscore.runs import HARNESS_COLUMNS, ExperimentNames, is_run_tree, read_runs
+from fastscore.runs import HARNESS_COLUMNS, MAX_FILE_BYTES, READ_ERROR, ExperimentNames, is_run_tree, read_runs
 
-__all__ = ["SweepError", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "FORMATS", "read_sweep", "sweep_digest",
-           "run_index"]
+__all__ = ["SweepError", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "FORMATS", "READ_ERROR", "read_sweep",
+           "sweep_digest", "run_index"]
 
 REQUIRED = ("config", "task")
 FORMATS = (".parquet", ".csv", ".jsonl", ".ndjson")
@@ -78,16 +86,12 @@ def _json_text(value) -> str | None:
     return text if text.strip() else None
 
 
-def _plain_text(value) -> str | None:
-    return None if value is None else str(value)
-
-
 _TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text,
-                 "probe_replies": _json_text, "submission_error": _plain_text, "probe_columns": _json_text}
+                 "probe_replies": _json_text, "probe_columns": _json_text}
 """The submission columns of a normalised batch: ``probe_replies`` (probe -> a reply
-``probe = expr``, scored by MechBench's rule), ``submission_error`` (why the reader could
-not read the submission) and ``probe_columns`` (probe -> extra columns of its probe row)
-come from MechBench run folders (``fastscore.runs``) and may be given in any format."""
+``probe = expr``, scored by MechBench's rule) and ``probe_columns`` (probe -> extra
+columns of its probe row) come from MechBench run folders (``fastscore.runs``) and may be
+given in any format."""
 SUBMISSION_COLUMNS = tuple(_TEXT_COLUMNS)
 """The columns that carry the submission itself (scored, not carried through to the output)."""
 COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
@@ -99,6 +103,9 @@ NORMALISED = ("config", "run", "task", *SUBMISSION_COLUMNS)
 # --- normalisation -------------------------------------------------------------------------
 
 def _check_columns(names: Iterable[str], source) -> None:
+    names = list(names)
+    if duplicated := sorted({name for name in names if names.count(name) > 1}):
+        raise SweepError(f"{source}: duplicate column name(s) {', '.join(map(repr, duplicated))}")
     if missing := [name for name in REQUIRED if name not in names]:
         raise SweepError(f"{source}: missing required column(s) {', '.join(missing)}")
 
@@ -116,10 +123,11 @@ def _runs(series: pl.Series | None, height: int, source) -> pl.Series:
     if series is None or series.dtype == pl.Null:
         return pl.Series("run", [0] * height, dtype=pl.Int64)
     if series.dtype == pl.String:
-        runs = series.str.strip_chars().str.extract(_RUN_PATTERN, 1).cast(pl.Int64)
+        runs = series.str.strip_chars().str.extract(_RUN_PATTERN, 1).cast(pl.Int64, strict=False)
         bad = series.filter(series.is_not_null() & runs.is_null())
-    elif series.dtype.is_integer():
-        runs, bad = series.cast(pl.Int64), series.clear()
+    elif series.dtype.is_integer():  # beyond Int64 (a UInt64 or Int128 column): not a run index
+        runs = series.cast(pl.Int64, strict=False)
+        bad = series.filter(series.is_not_null() & runs.is_null())
     elif series.dtype.is_float():
         runs = series.cast(pl.Int64, strict=False)
         bad = series.filter(series.is_not_null() & (runs.is_null() | (runs.cast(pl.Float64) != series)))
@@ -163,8 +171,11 @@ def _parquet_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
 
     def frames():
         with parquet:
-            for batch in parquet.iter_batches(batch_size=batch_size):
-                yield pl.from_arrow(batch)
+            try:
+                for batch in parquet.iter_batches(batch_size=batch_size):
+                    yield pl.from_arrow(batch)
+            except (pa.ArrowException, OSError) as exc:  # a corrupt page
+                raise SweepError(f"{path}: unreadable Parquet data: {exc}") from None
     return frames()
 
 
@@ -177,9 +188,21 @@ def _open_csv(path: Path, column_types: dict) -> pa_csv.CSVStreamingReader:
     )
 
 
+def _odd_quotes(path: Path) -> bool:
+    """Whether the file holds an odd number of '"': a quoted field is never closed, and
+    the reader would take every record after it into that field."""
+    count = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CSV_BLOCK):
+            count += chunk.count(b'"')
+    return count % 2 == 1
+
+
 def _csv_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     if path.stat().st_size == 0:
         raise SweepError(f"{path}: empty sweep (no header, no rows)")
+    if _odd_quotes(path):
+        raise SweepError(f"{path}: unterminated quoted field (an odd number of '\"' characters)")
     labels = dict.fromkeys(COLUMNS, pa.string())  # run too: 'run-2' is a label
     try:
         reader = _open_csv(path, labels)
@@ -208,40 +231,81 @@ def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SweepError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise SweepError(f"{path}:{number}: JSON nested too deeply") from None
         if not isinstance(value, dict):
             raise SweepError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+        for name in ("config", "task", "run"):
+            cell = value.get(name)
+            if isinstance(cell, (list, dict)) or (name == "run" and isinstance(cell, int)
+                                                  and not -2**63 <= cell < 2**63):
+                raise SweepError(f"{path}:{number}: column {name} holds {_shown(cell)}, "
+                                 f"not {'a run index' if name == 'run' else 'text'}")
         for name, convert in _TEXT_COLUMNS.items():
             if name in value:
                 value[name] = convert(value[name])
         return value
 
+    def frame(rows: list[dict], number: int) -> pl.DataFrame:
+        try:
+            return pl.from_dicts(rows, infer_schema_length=None, strict=False)
+        except pl.exceptions.PolarsError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SweepError(f"{path}: rows up to line {number} do not form a table: {first}") from None
+
     def frames():
         rows: list[dict] = []
+        number = 0
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     rows.append(row(line, number))
                 if len(rows) == batch_size:
-                    yield pl.from_dicts(rows, infer_schema_length=None, strict=False)
+                    yield frame(rows, number)
                     rows = []
         if rows:
-            yield pl.from_dicts(rows, infer_schema_length=None, strict=False)
+            yield frame(rows, number)
     return frames()
 
 
+def _shown(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 _TREE_SCHEMA = {"config": pl.String, "run": pl.Int64, "task": pl.String,
-                "phenomenal": pl.String, "mechanism": pl.String, "probes": pl.String}
+                "phenomenal": pl.String, "mechanism": pl.String, "probes": pl.String, READ_ERROR: pl.String}
 
 
 def _subdirs(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    """Sub-folders, not symbolic links to folders (which may point outside the tree)."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir() and not p.is_symlink())
+
+
+class _Unread(Exception):
+    """A tree file that is not read; ``str`` is the reason, one line."""
 
 
 def _read_text(folder: str, name: str, files: list[str]) -> str | None:
+    """The text of a regular file of the tree, at most ``MAX_FILE_BYTES`` (never a link:
+    O_NOFOLLOW; never blocking on a FIFO: O_NONBLOCK, then only a regular file is read)."""
     if name not in files:
         return None
-    with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
-        return handle.read().strip()
+    try:
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "a symbolic link" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+        raise _Unread(f"{name} is {reason}: not read") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Unread(f"{name} is not a regular file: not read")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _Unread(f"{name} is {info.st_size} bytes, more than {MAX_FILE_BYTES}: not read")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise _Unread(f"{name} is more than {MAX_FILE_BYTES} bytes: not read")
+    return data.decode("utf-8", errors="replace").strip()
 
 
 def _submission_row(text: str | None) -> dict:
@@ -266,9 +330,12 @@ def _tree_rows(root: Path) -> Iterator[dict]:
                 task = os.path.relpath(folder, run_dir)
                 if task == os.curdir:
                     raise SweepError(f"{folder}: submission files must sit in a task folder below the run folder")
-                yield {"config": config_dir.name, "run": run, "task": task.replace(os.sep, "/"),
-                       **_submission_row(_read_text(folder, SUBMISSION_FILE, files)),
-                       "probes": _probes_text(_read_text(folder, PROBES_FILE, files))}
+                cell = {"config": config_dir.name, "run": run, "task": task.replace(os.sep, "/")}
+                try:
+                    yield {**cell, **_submission_row(_read_text(folder, SUBMISSION_FILE, files)),
+                           "probes": _probes_text(_read_text(folder, PROBES_FILE, files)), READ_ERROR: None}
+                except _Unread as unread:
+                    yield {**cell, "phenomenal": None, "mechanism": None, "probes": None, READ_ERROR: str(unread)}
 
 
 def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
@@ -321,7 +388,7 @@ def _run_frames(root: Path, batch_size: int, experiments: ExperimentNames | None
         yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
 
 
-_RUN_SCHEMA = {**_TREE_SCHEMA, "probe_replies": pl.String, "submission_error": pl.String, "probe_columns": pl.String,
+_RUN_SCHEMA = {**_TREE_SCHEMA, "probe_replies": pl.String, "probe_columns": pl.String,
                "harness_error": pl.String, "agent_seconds": pl.Float64, "evaluation_seconds": pl.Float64,
                **{name: pl.Boolean for name in HARNESS_COLUMNS if name != "harness_error"}}
 
@@ -364,6 +431,12 @@ def sweep_digest(path: str | Path) -> str:
                         os.path.join(folder, name))
                        for folder, _, names in os.walk(path) for name in names)
     for relative, file in files:
+        if relative is not None and not stat.S_ISREG(os.lstat(file).st_mode):
+            # a link, FIFO or device is never opened: its name and kind (and a link's target text)
+            name = relative.encode("utf-8")
+            target = os.readlink(file).encode("utf-8", "replace") if os.path.islink(file) else b""
+            digest.update(len(name).to_bytes(8, "little") + name + b"\0special\0" + target)
+            continue
         with open(file, "rb") as handle:
             if relative is not None:  # length-prefixed, so path and content boundaries are unambiguous
                 name = relative.encode("utf-8")

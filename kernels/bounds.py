@@ -124,6 +124,13 @@ def _bounded(ops, args, depth, X, columns, values, errors):
                     v[sp], e[sp] = _binary(op.DIV, c, ec, v[sp], e[sp])
             elif code == op.POWI:
                 v[sp], e[sp] = _powi(v[sp], e[sp], int(a))
+            elif code == op.STORE:  # kept rows: slot s is the row ``depth - s``
+                s = depth - int(a)
+                v[s], e[s], undefined[s] = v[sp], e[sp], undefined[sp]
+            elif code == op.LOAD:
+                s = depth - int(a)
+                sp += 1
+                v[sp], e[sp], undefined[sp] = v[s], e[s], undefined[s]
             else:
                 if _outside_domain(code, v[sp], e[sp]):
                     undefined[sp] = True

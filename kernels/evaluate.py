@@ -12,6 +12,8 @@ up to ``SHARED`` per block, and an identical instruction sequence met again in a
 tape of the batch copies the kept row instead of calling the function again.  The
 match is exact (opcodes and argument bits), so values are bit for bit those of
 evaluating each tape alone; on the benchmark's batches half the costly calls recur.
+A part that reads a kept row (LOAD) is never shared: its slot means another value in
+another tape.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def evaluate(tapes: Tape | TapeBatch | Sequence[Tape], X: np.ndarray) -> np.ndar
 SHARED = 128
 """Costly results kept per block of points for the other tapes of a batch."""
 
-COSTLY = np.zeros(op.SIGN + 1, dtype=np.bool_)
+COSTLY = np.zeros(max(op.NAMES) + 1, dtype=np.bool_)
 COSTLY[[op.POW, op.ATAN2, op.POW_C, op.CBRT, *range(op.EXP, op.ATANH + 1)]] = True
 """Opcodes whose results are shared within a batch (library calls; not SQRT, POWI)."""
 
@@ -82,12 +84,16 @@ def evaluate_batch(ops, args, starts, depth, X, out):
         n_kept = 0
         for t in range(starts.size - 1):
             sp = -1
+            loaded = -1  # the last LOAD of this tape so far
             for k in range(starts[t], starts[t + 1]):
                 code = ops[k]
                 if code <= op.PUSH_CONST:
                     first[sp + 1] = k
                 elif COSTLY[code]:
                     start = first[sp - 1] if code <= op.ATAN2 else first[sp]
+                    if start <= loaded:
+                        sp = step(code, args[k], X, p0, nb, stack, sp)
+                        continue
                     key = _span_key(ops, bits, start, k)
                     found = _find(ops, bits, start, k, key, keys, spans, n_kept)
                     if found >= 0:
@@ -107,6 +113,9 @@ def evaluate_batch(ops, args, starts, depth, X, out):
                             shared[i] = row[i]
                         n_kept += 1
                     continue
+                elif code == op.LOAD:
+                    first[sp + 1] = k
+                    loaded = k
                 sp = step(code, args[k], X, p0, nb, stack, sp)
             row = out[t, p0 : p0 + nb]
             top = stack[0]
@@ -230,8 +239,19 @@ def step(code, a, X, p0, nb, stack, sp):
         else:
             for i in range(nb):
                 r[i] = a / r[i]
-    else:
+    elif code <= op.SIGN:
         _unary(code, a, stack, sp, nb)
+    else:  # kept rows: slot s is the row ``depth - s`` (see ``opcodes``)
+        kept = stack[stack.shape[0] - 1 - int(a)]
+        if code == op.STORE:
+            r = stack[sp]
+            for i in range(nb):
+                kept[i] = r[i]
+        else:
+            sp += 1
+            r = stack[sp]
+            for i in range(nb):
+                r[i] = kept[i]
     return sp
 
 

@@ -14,7 +14,11 @@ stack holds rows of points; "top" is the last pushed row, "below" the one under 
 | RSUB_C RDIV_C | constant c | ``c op top`` in place |
 | POWI | integer n | ``top ** n`` by repeated squaring (n < 0: reciprocal) |
 | NEG SQRT CBRT EXP LOG ... SIGN | — | unary function of top in place |
+| STORE | slot s | copy top into kept row ``s`` (the stack is unchanged) |
+| LOAD | slot s | push a copy of kept row ``s`` |
 
+Kept rows hold a subexpression a tape uses more than once (see ``tape``): slot ``s``
+is the row ``depth - s`` of the tape's working rows, past every stack row.
 ``CBRT`` is the principal real cube root: NaN for a negative base, as SymEngine's
 ``x**(1/3)`` is complex there.  Values are plain ints so Numba folds them as
 compile-time constants; the groups are contiguous ranges in the order of the table
@@ -61,6 +65,8 @@ ACOSH = 36
 ATANH = 37
 ABS = 38
 SIGN = 39
+STORE = 40
+LOAD = 41
 
 NAMES: dict[int, str] = {
     value: name for name, value in globals().items() if name.isupper() and isinstance(value, int)
@@ -75,3 +81,6 @@ NO_ARGUMENT = BINARY | frozenset(range(NEG, SIGN + 1))
 
 WITH_VARIABLE = frozenset({PUSH_VAR, ADD_V, SUB_V, MUL_V, DIV_V, RSUB_V, RDIV_V})
 """Opcodes whose argument is a variable row index."""
+
+WITH_SLOT = frozenset({STORE, LOAD})
+"""Opcodes whose argument is a kept-row slot."""

@@ -13,7 +13,14 @@ compiled per formula.  The compiler:
   SQRT, ``x**(1/3)`` as CBRT (NaN for a negative base: SymEngine's principal root is
   complex there), ``exp(u)`` (``E**u``) as EXP, anything else as POW;
 - fuses a constant or variable operand into the binary instruction using it and
-  orders commutative operands deepest first, keeping tapes short and stacks shallow.
+  orders commutative operands deepest first, keeping tapes short and stacks shallow;
+- keeps shared subexpressions shared when the tree is large: an expression whose tree
+  has more than ``MAX_TREE_NODES`` nodes (a 20-step chain ``a_i = sin(a_{i-1}) +
+  cos(a_{i-1})`` is a tree of 2**20 nodes over 60 distinct ones) is compiled over its
+  distinct subexpressions instead, each once: the first use in tape order computes it
+  and STOREs it in a kept row, later uses LOAD it.  The operand order is the one the
+  tree would give, so the values are bit for bit the same; the work is linear in the
+  number of distinct subexpressions.  Smaller trees are compiled as trees (no lookups).
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from . import opcodes as op
 
 MAX_POWI = 32
 """Largest ``|n|`` emitted as POWI; larger integer exponents use POW (libm ``pow``)."""
+
+MAX_TREE_NODES = 5_000
+"""Nodes a tree is compiled as a tree before its distinct subexpressions are shared;
+also the largest constant subexpression folded in a shared compilation."""
 
 _CONSTANT_BITS = 80
 _THIRD = se.Rational(1, 3)
@@ -73,8 +84,10 @@ class UnsupportedExpression(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Tape:
-    """One formula in postfix form; ``depth`` is the maximal stack depth in rows,
-    ``n_variables`` the rows ``X`` must have (largest variable index used + 1)."""
+    """One formula in postfix form; ``depth`` is the working rows it needs beyond the
+    first (the maximal stack depth, plus one kept row per shared subexpression, which
+    live in the last rows), ``n_variables`` the rows ``X`` must have (largest variable
+    index used + 1)."""
 
     ops: np.ndarray
     args: np.ndarray
@@ -92,7 +105,7 @@ class Tape:
                 lines.append(f"{name} {self.variables[i] if i < len(self.variables) else i}")
             elif code in op.NO_ARGUMENT:
                 lines.append(name)
-            elif code == op.POWI:
+            elif code == op.POWI or code in op.WITH_SLOT:
                 lines.append(f"{name} {int(arg)}")
             else:
                 lines.append(f"{name} {arg!r}")
@@ -122,17 +135,23 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
     """Compile a SymEngine expression; ``variables`` gives the row order of ``X``.
 
     Raises UnsupportedExpression for a node type without an instruction, a
-    non-finite symbolic constant (``oo``, ``zoo``, ``nan``), or a free symbol not in
-    ``variables``."""
+    non-finite symbolic constant (``oo``, ``zoo``, ``nan``), a free symbol not in
+    ``variables``, or a constant subexpression of more than ``MAX_TREE_NODES`` nodes
+    (in a shared compilation)."""
     index, names = _variable_index(variables)
     if not isinstance(expr, se.Basic):
         raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
-    compiler = _Compiler(index)
-    code = compiler.emit(expr)
+    try:
+        compiler = _Compiler(index)
+        code = compiler.emit(expr)
+        ops, args, depth = code.ops, code.args, code.depth
+    except _TreeTooLarge:
+        compiler = _SharingCompiler(index, expr)
+        ops, args, depth = compiler.compile(expr)
     return Tape(
-        np.array(code.ops, dtype=np.int32),
-        np.array(code.args, dtype=np.float64),
-        code.depth,
+        np.array(ops, dtype=np.int32),
+        np.array(args, dtype=np.float64),
+        depth,
         compiler.n_variables,
         names,
     )
@@ -315,20 +334,31 @@ def _is_third(exponent: se.Basic, value: float) -> bool:
     return abs(value) == _THIRD_VALUE and (exponent == _THIRD or exponent == -_THIRD)
 
 
+class _TreeTooLarge(Exception):
+    """Raised by ``_Compiler`` past ``MAX_TREE_NODES`` nodes: compile shared instead."""
+
+
 class _Compiler:
     """Emits code bottom-up; a node whose operands all emitted constants is folded
     (evaluated by SymEngine) into one constant, so no free-symbol scans are needed.
     Nodes are dispatched on their exact class (``_EMIT``); other classes take the
     general path (``_other``).  ``n_variables`` is the largest variable index
-    emitted + 1 (every emitted variable stays in the tape: only constants fold)."""
+    emitted + 1 (every emitted variable stays in the tape: only constants fold).
+    ``budget``: nodes left to emit before ``_TreeTooLarge`` (``emit`` calls; the terms
+    of a sum and the factors of a product are emitted without one, so a tree of up to
+    about three times ``MAX_TREE_NODES`` nodes compiles as a tree)."""
 
-    __slots__ = ("index", "n_variables")
+    __slots__ = ("index", "n_variables", "budget")
 
     def __init__(self, index: dict[str, int]):
         self.index = index
         self.n_variables = 0
+        self.budget = MAX_TREE_NODES
 
     def emit(self, expr: se.Basic) -> _Code:
+        self.budget -= 1
+        if self.budget < 0:
+            raise _TreeTooLarge
         method = _EMIT.get(type(expr))
         if method is None:
             return self._other(expr)
@@ -493,6 +523,107 @@ class _Compiler:
         if n is not None:
             return code.then(op.POWI, float(n))
         return code.then(op.POW_C, value)
+
+
+_REFERENCE = -1
+"""Pseudo-opcode of a shared compilation: "the shared subexpression ``arg`` here"."""
+
+
+class _SharingCompiler(_Compiler):
+    """Compiles a DAG over its distinct subexpressions (see module doc).
+
+    Each use of a subexpression used more than once (that is not a constant or a lone
+    variable) is emitted as a ``_REFERENCE`` to its code, with the depth of that code,
+    so operands are ordered as in the tree; its code is emitted once.  ``compile`` then
+    splices the code in at the first reference in tape order, followed by a STORE, and
+    turns the later references into LOADs."""
+
+    __slots__ = ("uses", "shared", "bodies", "constants")
+
+    def __init__(self, index: dict[str, int], expr: se.Basic):
+        super().__init__(index)
+        self.budget = float("inf")
+        self.uses = _uses(expr)
+        self.shared: dict[se.Basic, tuple[int, int] | None] = {}  # -> (body, depth), None: not shareable
+        self.bodies: list[tuple[list[int], list[float]]] = []
+        self.constants: dict[se.Basic, float] = {}
+
+    def emit(self, expr: se.Basic) -> _Code:
+        if self.uses.get(expr, 0) < 2:
+            return super().emit(expr)
+        value = self.constants.get(expr)
+        if value is not None:
+            return _push_const(value)
+        known = self.shared.get(expr, False)
+        if known is False:
+            code = super().emit(expr)
+            if code.constant is not None:
+                self.constants[expr] = code.constant
+                return code
+            if code.variable is not None:
+                self.shared[expr] = None
+                return code
+            known = self.shared[expr] = (len(self.bodies), code.depth)
+            self.bodies.append((code.ops, code.args))
+        elif known is None:
+            return super().emit(expr)
+        body, depth = known
+        return _Code([_REFERENCE], [float(body)], depth)
+
+    def compile(self, expr: se.Basic) -> tuple[list[int], list[float], int]:
+        """Instructions and depth of ``expr`` (kept rows included in the depth)."""
+        root = self.emit(expr)
+        ops, args, slots = [], [], {}
+        frames = [(root.ops, root.args, 0)]
+        while frames:
+            body_ops, body_args, k = frames.pop()
+            while k < len(body_ops):
+                code, arg = body_ops[k], body_args[k]
+                k += 1
+                if code != _REFERENCE:
+                    ops.append(code)
+                    args.append(arg)
+                    continue
+                slot = slots.get(arg)
+                if slot is not None:
+                    ops.append(op.LOAD)
+                    args.append(float(slot))
+                    continue
+                slots[arg] = len(slots)
+                frames.append((body_ops, body_args, k))  # resumed after the body and its STORE
+                frames.append(([op.STORE], [float(slots[arg])], 0))
+                frames.append((*self.bodies[int(arg)], 0))
+                break
+        return ops, args, root.depth + len(slots)
+
+
+def _uses(expr: se.Basic) -> dict[se.Basic, int]:
+    """How many times each distinct compound subexpression of ``expr`` is an operand
+    (``expr`` itself once); raises UnsupportedExpression for a constant subexpression
+    of more than ``MAX_TREE_NODES`` nodes (its folding would walk the whole tree)."""
+    uses: dict[se.Basic, int] = {expr: 1}
+    size: dict[se.Basic, tuple[int, bool]] = {}  # -> (tree nodes, has a free symbol)
+    stack = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        args = node.args
+        if done:
+            nodes, free = 1, False
+            for a in args:
+                n, f = size.get(a) or (1, a.is_Symbol)
+                nodes, free = nodes + n, free or f
+            if not free and nodes > MAX_TREE_NODES:
+                raise UnsupportedExpression(f"a constant subexpression of {nodes} nodes is too large to fold")
+            size[node] = (nodes, free)
+            continue
+        stack.append((node, True))
+        for a in args:
+            if a.args:
+                seen = uses.get(a, 0)
+                uses[a] = seen + 1
+                if not seen:
+                    stack.append((a, False))
+    return uses
 
 
 _EXP1 = type(se.E)

@@ -34,9 +34,15 @@ at 10% or more of 512 points drawn over the whole domain (``DifferenceCheck``: a
 dropped term can be negligible, and then fastscore is right to call the laws
 equivalent); ``near_miss`` is the law times ``1 ± d`` with ``d`` in [1e-3, 3e-3], a relative
 error 1000 times rtol at every point. Mechanisms are the reference equations (in order,
-or shuffled with every intermediate renamed); ``wrong_mechanism`` scales the right side
-of the last equation holding the target by 2, 3 or 1/2 (not checked numerically: the
-tests confirm it on all 72 MDBench problems). Probe answers (problems whose
+or shuffled with every intermediate renamed); ``wrong_mechanism`` scales by 2, 3 or 1/2
+the right side of the equation defining the target (``target = ...``: the law is then
+that factor times the reference law, different by construction; scaling the last
+equation merely holding the target can change nothing, as when it defines a quantity
+downstream of the target, ``delta_b = L*eps_T - F*L/(A_b*E_T)``); when the target has
+no such equation (an implicit system), the last equation holding it is scaled and the
+law fastscore's solver derives from the result must differ as a wrong formula must
+(``DifferenceCheck``), else the next factor and the earlier equations are tried, and a
+problem where none differs gets a ``wrong`` formula instead. Probe answers (problems whose
 probes state a formula) are the reference probe formula, rewritten as above, or a wrong
 one (times 2, or times ``1 ± d``). The truth-preserving rewrites are also applied on top
 of wrong formulas, which stay wrong.
@@ -80,8 +86,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import symengine as se
 
-from fastscore.parse import parse_expression, symbol
+from fastscore.parse import parse_equation, parse_expression, split_equations, symbol
 from fastscore.problems import Problem, load_problems
+from fastscore.solve import SolveError, solve_mechanism
 
 __all__ = ["Submission", "SweepStats", "DifferenceCheck", "KIND_WEIGHTS", "grid_shape", "make_submission", "generate_rows",
            "write_sweep", "main"]
@@ -382,10 +389,40 @@ class DifferenceCheck:
         with np.errstate(all="ignore"):
             return np.asarray(function(self._points[problem.task_id]), dtype=float).reshape(-1)
 
-    def _differs(self, problem: Problem, rhs: str, mutated: str) -> bool:
+    def mechanism_differs(self, problem: Problem, mechanism: str) -> bool:
+        """Whether the law fastscore's solver derives from ``mechanism`` differs from the
+        reference law (as ``differs``); False when it cannot be solved."""
+        key = (problem.task_id, "mechanism:" + mechanism)
+        if key not in self._cache:
+            rhs = split_law(problem.law)[1]
+            try:
+                self._cache[key] = self._compare(self._reference_values(problem, rhs),
+                                                 self._mechanism_values(problem, mechanism))
+            except SolveError:
+                self._cache[key] = False
+        return self._cache[key]
+
+    def _mechanism_values(self, problem: Problem, mechanism: str):
+        constants = {symbol(c.name): c.value for c in problem.constants}
+        names = (*problem.known_names, problem.target.name)
+        equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
+        equations = [(lhs.subs(constants), rhs.subs(constants)) for lhs, rhs in equations]
+        self._values(problem, split_law(problem.law)[1])  # draws the points
+        columns = self._points[problem.task_id]
+        points = {v.name: columns[:, i] for i, v in enumerate(problem.observed)}
+        solution = solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name, points=points,
+                                   budget=10.0)
+        return np.asarray(solution.values([problem.target.name], points)[problem.target.name], dtype=float)
+
+    def _reference_values(self, problem: Problem, rhs: str):
         if (problem.task_id, rhs) not in self._reference:
             self._reference[(problem.task_id, rhs)] = self._values(problem, rhs)
-        a, b = self._reference[(problem.task_id, rhs)], self._values(problem, mutated)
+        return self._reference[(problem.task_id, rhs)]
+
+    def _differs(self, problem: Problem, rhs: str, mutated: str) -> bool:
+        return self._compare(self._reference_values(problem, rhs), self._values(problem, mutated))
+
+    def _compare(self, a, b) -> bool:
         finite_a, finite_b = np.isfinite(a), np.isfinite(b)
         with np.errstate(all="ignore"):
             far = np.abs(a - b) > self.RTOL * np.maximum(np.abs(a), np.abs(b))
@@ -436,7 +473,26 @@ def _renames(problem: Problem, rng: random.Random) -> dict[str, str]:
     return renames
 
 
-def _mechanism(problem: Problem, kind: str, rng: random.Random) -> tuple[str, str]:
+def _scaled_target(problem: Problem, equations: list[str], rng: random.Random,
+                   check: DifferenceCheck) -> tuple[list[str], str] | None:
+    """``equations`` with a right side scaled so that the derived law is wrong (see the
+    module doc), and the detail; None when no scaling changes the law."""
+    target = problem.target.name
+    sides = [text.split("=", 1) for text in equations]
+    defining = [i for i, (lhs, _) in enumerate(sides) if lhs.strip() == target]
+    holding = [i for i, text in enumerate(equations) if target in _NAME_RE.findall(text)]
+    factors = rng.sample(("2", "3", "0.5"), 3)
+    for at in defining[-1:] or holding[::-1]:
+        for factor in factors[:1] if defining else factors:
+            scaled = list(equations)
+            scaled[at] = f"{sides[at][0].strip()} = {factor}*({sides[at][1].strip()})"
+            if defining or check.mechanism_differs(problem, "\n".join(scaled)):
+                return scaled, f"scaled({at},{factor})"
+    return None
+
+
+def _mechanism(problem: Problem, kind: str, rng: random.Random, check: DifferenceCheck) -> tuple[str, str] | None:
+    """A mechanism text and its detail; None when no wrong mechanism can be made."""
     equations = [e.text for e in problem.mechanism]
     details = []
     if kind == "shuffled_mechanism":
@@ -448,12 +504,11 @@ def _mechanism(problem: Problem, kind: str, rng: random.Random) -> tuple[str, st
         equations = [equations[i] for i in order]
         details.append("shuffled+renamed")
     if kind == "wrong_mechanism":
-        target = problem.target.name
-        at = max(i for i, text in enumerate(equations) if target in _NAME_RE.findall(text))
-        lhs, rhs = equations[at].split("=", 1)
-        factor = rng.choice(("2", "3", "0.5"))
-        equations[at] = f"{lhs.strip()} = {factor}*({rhs.strip()})"
-        details.append(f"scaled({at},{factor})")
+        scaled = _scaled_target(problem, equations, rng, check)
+        if scaled is None:
+            return None
+        equations, detail = scaled
+        details.append(detail)
     # a rewrite of one equation's right side, for variety; the equations stay equal
     at = rng.randrange(len(equations))
     lhs, rhs = equations[at].split("=", 1)
@@ -544,10 +599,15 @@ def make_submission(problem: Problem, kind: str, rng: random.Random, *,
         m = None if not problem.probes else False
         return Submission(kind, detail, phenomenal, mechanism, None, status="parse_error", p=False, m=m)
     probes, m, probe_detail = _probe_answers(problem, rng)
-    if kind in ("mechanism", "shuffled_mechanism", "wrong_mechanism"):
-        mechanism, detail = _mechanism(problem, kind, rng)
+    check = check or DifferenceCheck()
+    made = _mechanism(problem, kind, rng, check) if kind in ("mechanism", "shuffled_mechanism",
+                                                               "wrong_mechanism") else None
+    if made is not None:
+        mechanism, detail = made
         return Submission(kind, _join(detail, probe_detail), None, mechanism, probes,
                           p=kind != "wrong_mechanism", m=m)
+    if kind == "wrong_mechanism":  # no scaling changes this problem's law: a wrong formula instead
+        kind = "wrong"
     details = []
     if kind == "correct_rewrite":
         p = True
@@ -562,7 +622,7 @@ def make_submission(problem: Problem, kind: str, rng: random.Random, *,
         details.append("off_1e-3")
     elif kind == "wrong":
         p = False
-        mutation, rhs = _wrong(rhs, problem, rng, check or DifferenceCheck())
+        mutation, rhs = _wrong(rhs, problem, rng, check)
         details.append(mutation)
     else:
         raise ValueError(f"unknown kind {kind!r}")

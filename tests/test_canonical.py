@@ -8,6 +8,7 @@ import pytest
 import symengine as se
 
 from fastscore.canonical import (
+    MAX_ARGUMENT_TERMS,
     MAX_EXPANDED_TERMS,
     expand_arguments,
     expansion_size,
@@ -51,6 +52,26 @@ def test_hostile_power_with_a_positive_rewrite_is_proven_without_expanding():
     lhs, rhs = hostile * se.exp(se.log(a)), hostile * a
     assert prove_equal(lhs, rhs, positive=frozenset("abc")) == "positive"
     assert prove_equal(lhs, rhs) is None
+
+
+def test_a_large_function_argument_is_not_expanded():
+    """SymEngine builds a function of an n-term sum in quadratic time and the rewrites
+    rebuild it: ``sin(u)**2 + cos(u)**2`` with a 1,820-term ``u`` cost seconds a pair
+    (a 4,845-term one minutes); such arguments and exponents stay as they are."""
+    w = se.Symbol("w")
+    u = (a + b + c + w + 1) ** 12
+    assert MAX_ARGUMENT_TERMS < expansion_size(u) == comb(16, 4) <= MAX_EXPANDED_TERMS
+    for wrapped in (se.sin(u), se.exp(u), x**u):
+        assert expand_arguments(wrapped) == wrapped
+    small = (a + b + 1) ** 3
+    assert expand_arguments(se.sin(small)) == se.sin(se.expand(small))
+    law = 2 * se.pi * se.sqrt(x**3 / y)
+    assert prove_equal(law * (se.sin(u) ** 2 + se.cos(u) ** 2), law, positive=frozenset("abcwxy")) is None
+    # (x**p)**q = x**(p*q) for positive x: the product of large exponents is kept whole
+    p, q = (a + b + c + 1) ** 6, (a + b + w + 1) ** 3
+    rewritten = rewrite_positive(expand_arguments((x**p) ** q), frozenset("abcwx"))
+    assert rewritten.args[0] == x and type(rewritten.args[1]) is se.Mul
+    assert expansion_size(rewritten.args[1]) > MAX_ARGUMENT_TERMS
 
 
 # ---------------------------------------------------------------- the rewrites

@@ -20,6 +20,7 @@ from fastscore.kernels import (
     split_metrics,
 )
 from fastscore.kernels import evaluate_bounded, jit, opcodes
+from fastscore.kernels import tape as tape_module
 from fastscore.kernels.evaluate import SHARED
 
 RNG = np.random.default_rng(20240601)
@@ -281,7 +282,7 @@ def test_n_variables_counts_fused_variables_and_names_may_be_a_tuple():
 def _simulated_depth(ops) -> int:
     depth = top = 0
     for code in ops:
-        if code in (opcodes.PUSH_VAR, opcodes.PUSH_CONST):
+        if code in (opcodes.PUSH_VAR, opcodes.PUSH_CONST, opcodes.LOAD):
             top += 1
         elif code in opcodes.BINARY:
             top -= 1
@@ -345,6 +346,56 @@ def test_parts_differing_only_in_the_sign_of_a_zero_are_not_shared():
     tapes = [compile_tape(se.atan2(se.RealDouble(zero), x), ["x"]) for zero in (0.0, -0.0, 0.0)]
     rows = evaluate(tapes, np.full((1, 5), -2.0))
     assert rows[:, 0].tolist() == [np.pi, -np.pi, np.pi]
+
+def _chain(steps: int, start: se.Basic) -> se.Basic:
+    """``a_i = sin(a_{i-1}) + cos(a_{i-1}) * y - exp(a_{i-1}) / 3``: a tree of about
+    3**steps nodes over a few per step (a solved mechanism's substitution chain)."""
+    for _ in range(steps):
+        start = se.sin(start) + se.cos(start) * y - se.exp(start) / 3
+    return start
+
+
+def test_shared_subexpressions_are_compiled_once():
+    tape = compile_tape(_chain(12, x / 10**8), ["x", "y"])
+    assert len(tape.ops) < 300  # the tree has about 3**12 nodes
+    assert opcodes.LOAD in tape.ops and opcodes.STORE in tape.ops
+    X = np.vstack([np.linspace(1e7, 1e8, 50), np.linspace(0.1, 0.3, 50)])
+    expected = X[0] / 10**8
+    for _ in range(12):
+        expected = np.sin(expected) + np.cos(expected) * X[1] - np.exp(expected) / 3
+    np.testing.assert_allclose(evaluate(tape, X), expected, rtol=1e-12)
+    values, errors = evaluate_bounded(tape, X, np.arange(50))
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert np.all(np.isfinite(errors))
+
+
+def test_a_shared_compilation_gives_the_bits_of_the_tree(monkeypatch):
+    """Forced to share (a tiny tree limit), tapes give the values and error bounds of
+    the tree compilation bit for bit, alone and in a batch with tree tapes (a part that
+    reads a kept row is never reused across tapes)."""
+    names = ["x", "y"]
+    exprs = [_chain(4, x * k + y) + se.atan2(y, _chain(2, x + k)) for k in (1, 2, 3)]
+    trees = [compile_tape(e, names) for e in exprs]
+    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 3)
+    shared = [compile_tape(e, names) for e in exprs]
+    assert all(len(s.ops) < len(t.ops) / 4 for s, t in zip(shared, trees))
+    X = np.vstack([RNG.uniform(0.1, 0.4, N), RNG.uniform(0.1, 0.3, N)])
+    for tree, kept in zip(trees, shared):
+        assert kept.depth >= _simulated_depth(kept.ops.tolist()) + np.count_nonzero(kept.ops == opcodes.STORE)
+        assert np.isfinite(evaluate(tree, X)).all()
+        assert np.array_equal(evaluate(tree, X).view(np.int64), evaluate(kept, X).view(np.int64))
+        for one, other in zip(evaluate_bounded(tree, X, np.arange(40)), evaluate_bounded(kept, X, np.arange(40))):
+            assert np.array_equal(one.view(np.int64), other.view(np.int64))
+    mixed = trees + shared + shared[::-1] + trees[::-1]
+    together = evaluate(mixed, X)
+    alone = np.array([evaluate(t, X) for t in mixed])
+    assert np.array_equal(together.view(np.int64), alone.view(np.int64))
+
+
+def test_a_huge_shared_constant_is_refused_not_folded():
+    with pytest.raises(UnsupportedExpression, match="too large"):
+        compile_tape(_chain(12, se.Integer(2)).subs({y: se.Rational(1, 5)}) + x, ["x"])
+
 
 def test_x_with_too_few_rows_is_rejected():
     tape = compile_tape(x * z, ["x", "y", "z"])

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import random
 import sys
 from pathlib import Path
 
@@ -111,6 +113,45 @@ def test_difference_check_rejects_a_mutation_below_tolerance():
     assert make_sweep.drop_term(rhs) == "4 * pi * m * c * (G * M) / s"
     assert not check.differs(problem, rhs, make_sweep.drop_term(rhs))
     assert check.differs(problem, rhs, f"2*({rhs})")
+
+
+# --- wrong mechanisms really are wrong ----------------------------------------------------------
+
+MECHBENCH = ROOT / "problems" / "mechbench"
+THERMOELASTIC = "thermoelastic-heating-response"
+
+
+def test_a_wrong_mechanism_scales_the_equation_defining_the_target():
+    """Scaling the last equation holding F, ``delta_b = L*eps_T - F*L/(A_b*E_T)``,
+    changes a quantity downstream of F, not the law (fastscore rightly proved such
+    planted 'wrong' mechanisms equivalent); ``F = delta_m/C_m`` is scaled instead."""
+    problem = next(p for p in load_problems(MECHBENCH) if p.task_id == f"{THERMOELASTIC}/original")
+    equations = [e.text for e in problem.mechanism]
+    check = make_sweep.DifferenceCheck()
+    for seed in range(5):
+        scaled, detail = make_sweep._scaled_target(problem, equations, random.Random(seed), check)
+        assert detail.startswith("scaled(6,") and scaled[6].startswith("F = ") and scaled[7] == equations[7]
+    downstream = equations[:7] + [equations[7].replace("= ", "= 2*(", 1) + ")"]
+    assert not check.mechanism_differs(problem, "\n".join(downstream))  # the check an implicit system gets
+    assert check.mechanism_differs(problem, "\n".join(scaled))
+
+
+def test_every_planted_wrong_mechanism_of_a_family_is_judged_different(tmp_path):
+    """The 32 thermoelastic instances: fastscore's verdict on each planted wrong
+    mechanism is 'different' (every one was proven equivalent before: the issue's sweep
+    planted 26 of them)."""
+    problems = [p for p in load_problems(MECHBENCH) if p.family == THERMOELASTIC]
+    check = make_sweep.DifferenceCheck()
+    rows = []
+    for run, problem in enumerate(problems):
+        submission = make_sweep.make_submission(problem, "wrong_mechanism", random.Random(run), check=check)
+        assert submission.kind == "wrong_mechanism" and submission.p is False
+        rows.append({"config": "c", "run": run, "task": problem.task_id, "mechanism": submission.mechanism})
+    sweep = tmp_path / "wrong.jsonl"
+    sweep.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    scores = _score(problems, sweep, tmp_path / "out")
+    assert scores.height == 32 and set(scores["status"]) == {"ok"}
+    assert set(scores["p_verdict"]) == {"different"}
 
 
 # --- the sweep as a whole -------------------------------------------------------------------

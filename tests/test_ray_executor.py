@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -49,7 +51,11 @@ def _verdicts(results) -> dict:
 def test_killing_a_worker_mid_run_loses_no_row():
     problems = {p.task_id: p for p in load_problems(PROBLEMS)}
     units = list(_units(SWEEP, problems, _Tally(), {}))
-    expected = _verdicts(LocalExecutor(problems, DEFAULT_SETTINGS).map(units))
+    local = LocalExecutor(problems, DEFAULT_SETTINGS)
+    try:
+        expected = _verdicts(local.map(units))
+    finally:
+        local.close()
     executor = RayExecutor(problems, DEFAULT_SETTINGS, workers=2, batch_rows=1)
     try:
         results = executor.map(units)
@@ -61,3 +67,42 @@ def test_killing_a_worker_mid_run_loses_no_row():
     rows = [r for scores, _ in first + rest for r in scores]
     assert len(rows) == len(expected)  # every row exactly once
     assert _verdicts(first + rest) == expected  # retried rows scored as if nothing happened
+
+
+class _Slow(str):
+    """A phenomenal text that takes ``seconds`` to read in ``score_task`` (read twice
+    there), or kills its worker (``seconds`` < 0)."""
+
+    def __new__(cls, text: str, seconds: float):
+        value = super().__new__(cls, text)
+        value.seconds = seconds
+        return value
+
+    def __reduce__(self):
+        return _Slow, (str.__str__(self), self.seconds)
+
+    def __str__(self):
+        if self.seconds < 0:
+            os._exit(1)
+        time.sleep(self.seconds)
+        return str.__str__(self)
+
+
+def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a_death():
+    """A killer row, then two slow correct rows (3 s and 2 s of their own, limit 5 s):
+    retried one at a time, each waits behind another; before, the wait counted (one of
+    them became ``timeout``) and a row queued behind the killer was charged with the
+    death."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+    law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
+    rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
+             "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 1.5, 1.0])]
+    executor = RayExecutor(problems, DEFAULT_SETTINGS, workers=1, batch_rows=3, row_timeout=5.0)
+    try:
+        scores = {r["run"]: r for batch, _ in executor.map([("michaelis-menten-rate", rows)]) for r in batch}
+    finally:
+        executor.close()
+    assert (scores[0]["status"], scores[0]["error"]) == ("eval_error", "the worker died while scoring this submission")
+    assert [scores[run]["status"] for run in (1, 2)] == ["ok", "ok"]
+    assert scores[0]["submission_sha"] is None and [scores[run]["submission_sha"] for run in (1, 2)] == ["sha1", "sha2"]

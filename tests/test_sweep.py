@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastscore import sweep as sweep_module
-from fastscore.sweep import COLUMNS, SweepError, read_sweep, run_index, sweep_digest
+from fastscore.sweep import COLUMNS, READ_ERROR, SweepError, read_sweep, run_index, sweep_digest
 
 ROWS = [
     {"config": "gpt", "run": 0, "task": "fam/variant-1", "phenomenal": "y = 2*x", "mechanism": None,
@@ -152,8 +152,9 @@ def test_tree_details(tmp_path):
     (root / "cfg" / ".hidden" / "t" / "submission.txt").write_text("y = 1")
     (root / "README.md").write_text("notes")
     frame = read_all(root)
-    assert frame.rows() == [("cfg", 3, "fam/variant-2", "y = a*x", None, None),
-                            ("cfg", 3, "solo", None, None, "h = x")]
+    assert frame.columns == [*COLUMNS, READ_ERROR]  # why a file was not read: null, both read
+    assert frame.rows() == [("cfg", 3, "fam/variant-2", "y = a*x", None, None, None),
+                            ("cfg", 3, "solo", None, None, "h = x", None)]
     (root / "cfg" / "0" / "submission.txt").parent.mkdir(parents=True)
     (root / "cfg" / "0" / "submission.txt").write_text("y = x")
     with pytest.raises(SweepError, match="must sit in a task folder below the run folder"):

@@ -14,11 +14,19 @@
   becomes an ``eval_error`` row.  A batch that runs past its time limit has its actor
   killed the same way; a single submission past ``row_timeout`` becomes a ``timeout``
   row.  No row is lost and the rest of the run goes on.
+- Limits count a batch's own work: an actor runs its batches in the order sent, so a
+  batch's clock starts when the one before it on that actor is seen to end (or when
+  it is sent to an idle actor), never while it waits.  Only the batch an actor was
+  running is charged with the actor's death; the batch queued behind it is sent again
+  as it was.  Rows the executor failed carry no ``submission_sha``: resumed runs score
+  them again.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -27,13 +35,14 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-from fastscore import tables
-from fastscore.executors.local import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.executors.local import (DIED, ROW_TIMEOUT, Batch, ReferenceCache, Result, WorkUnit, batches, failed,
+                                       score_units, timeout_error)
 from fastscore.problems import Problem
 from fastscore.settings import Settings
 
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
+CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
 
 
 @ray.remote(num_cpus=1)
@@ -52,13 +61,14 @@ class _Worker:
 
 
 @dataclass
-class _Batch:
-    units: list[WorkUnit]
-    single: bool = False  # a lone submission retried after its batch failed
+class _Flight:
+    """A batch sent to actor ``index``; ``started``: when it began to run there (None
+    while it waits behind another batch)."""
 
-    @property
-    def rows(self) -> int:
-        return sum(len(rows) for _, rows in self.units)
+    index: int
+    actor: object
+    batch: Batch
+    started: float | None
 
 
 class RayExecutor:
@@ -67,8 +77,10 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
-                 workers: int | None = None, batch_rows: int = 1000, row_timeout: float = 60.0):
+                 workers: int | None = None, batch_rows: int = 1000, row_timeout: float = ROW_TIMEOUT):
         self._started_ray = not ray.is_initialized()
+        if self._started_ray and address not in (None, "auto", "local"):
+            _check_reachable(address)
         if self._started_ray:
             ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
                      include_dashboard=False, log_to_driver=False, logging_level="ERROR")
@@ -90,10 +102,10 @@ class RayExecutor:
 
     def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
         """Results of the units, as they complete."""
-        fresh = _batches(units, self._batch_rows)
-        retries: deque[_Batch] = deque()
-        pending: list[_Batch] = []
-        in_flight: dict = {}
+        fresh = batches(units, self._batch_rows)
+        retries: deque[Batch] = deque()
+        pending: list[Batch] = []
+        in_flight: dict = {}  # ref -> _Flight
         load = [0] * self._n
         while True:
             while len(pending) < LOOKAHEAD_PER_WORKER * self._n:
@@ -105,26 +117,42 @@ class RayExecutor:
                 while load[index] < IN_FLIGHT_PER_WORKER and (retries or pending):
                     batch = retries.popleft() if retries else pending.pop(self._choose(pending, index))
                     actor = self._actors[index]
-                    in_flight[actor.score.remote(batch.units)] = (index, actor, batch, time.monotonic())
+                    started = time.monotonic() if load[index] == 0 else None
+                    in_flight[actor.score.remote(batch.units)] = _Flight(index, actor, batch, started)
                     load[index] += 1
             if not in_flight:
                 return
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
             for ref in ready:
-                index, actor, batch, _ = in_flight.pop(ref)
-                load[index] -= 1
+                flight = in_flight.pop(ref)
+                load[flight.index] -= 1
                 try:
-                    yield from ray.get(ref)
+                    results = ray.get(ref)
                 except (RayActorError, GetTimeoutError):
-                    self._replace(index, actor)
-                    yield from self._failed(batch, retries, "eval_error",
-                                            "the worker died while scoring this submission")
-                except RayTaskError as error:
-                    yield from self._failed(batch, retries, "eval_error",
+                    self._replace(flight.index, flight.actor)
+                    if flight.started is None:  # it waited behind the batch that killed the actor
+                        retries.append(flight.batch)
+                    else:
+                        yield from self._failed(flight.batch, retries, "eval_error", DIED)
+                    continue
+                except RayTaskError as error:  # the actor lives on
+                    self._start_next(in_flight, flight.actor)
+                    yield from self._failed(flight.batch, retries, "eval_error",
                                             f"scoring raised {str(error).splitlines()[-1][:200]}")
+                    continue
+                self._start_next(in_flight, flight.actor)
+                yield from results
             self._enforce_time_limits(in_flight)
 
-    def _choose(self, pending: list[_Batch], index: int) -> int:
+    @staticmethod
+    def _start_next(in_flight: dict, actor) -> None:
+        """The actor's next batch starts now that its previous one has ended."""
+        for flight in in_flight.values():
+            if flight.actor is actor and flight.started is None:
+                flight.started = time.monotonic()
+                return
+
+    def _choose(self, pending: list[Batch], index: int) -> int:
         """The first pending batch whose task belongs to worker ``index`` (so each
         worker's memo sees every repeat of its tasks), else the first one."""
         for position, batch in enumerate(pending):
@@ -134,27 +162,26 @@ class RayExecutor:
 
     def _enforce_time_limits(self, in_flight: dict) -> None:
         now = time.monotonic()
-        for index, actor, batch, started in list(in_flight.values()):
-            limit = self._row_timeout * (1 if batch.single else max(2, batch.rows / 50))
-            if now - started > limit and self._actors[index] is actor:
-                ray.kill(actor)  # its batches now fail with RayActorError and are retried
-                self._timed_out.add(id(batch))
+        for flight in list(in_flight.values()):
+            if flight.started is not None and now - flight.started > flight.batch.limit(self._row_timeout) \
+                    and self._actors[flight.index] is flight.actor:
+                ray.kill(flight.actor)  # its batches now fail with RayActorError and are retried
+                self._timed_out.add(id(flight.batch))
 
     def _replace(self, index: int, actor) -> None:
         if self._actors[index] is actor:
             ray.kill(actor)
             self._actors[index] = self._new_actor()
 
-    def _failed(self, batch: _Batch, retries: deque, status: str, error: str) -> Iterator[Result]:
+    def _failed(self, batch: Batch, retries: deque, status: str, error: str) -> Iterator[Result]:
         """Split a failed batch into single submissions to retry; a single submission
         that failed on its own becomes a row with ``status``."""
         if not batch.single:
-            retries.extend(_Batch([(task, [row])], single=True) for task, rows in batch.units for row in rows)
+            retries.extend(batch.singles())
             return
         if id(batch) in self._timed_out:
-            status, error = "timeout", f"scoring took longer than {self._row_timeout:g} s"
-        (task, (row,)), = batch.units
-        yield [tables.failed_row(row, self._problems[task], status=status, error=error)], []
+            status, error = "timeout", timeout_error(self._row_timeout)
+        yield failed(batch, self._problems, status, error)
 
     def close(self) -> None:
         """Stop the actors, and Ray itself when this executor started it."""
@@ -164,11 +191,21 @@ class RayExecutor:
             ray.shutdown()
 
 
-def _batches(units: Iterable[WorkUnit], size: int) -> Iterator[_Batch]:
-    """One task per batch, at most ``size`` rows (large units are split)."""
-    for task, rows in units:
-        for start in range(0, len(rows), size):
-            yield _Batch([(task, rows[start:start + size])])
+def _check_reachable(address: str) -> None:
+    """Raise ValueError (one line) unless something accepts a TCP connection at a Ray
+    address (``host:port``, ``ray://host:port``) within ``CONNECT_SECONDS``: Ray itself
+    would wait for minutes."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        host, port = address.removeprefix("ray://"), "10001" if address.startswith("ray://") else "6379"
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except OSError as exc:
+        reason = ("connection refused" if isinstance(exc, ConnectionRefusedError) else
+                  "no answer" if isinstance(exc, TimeoutError) or exc.errno == errno.ETIMEDOUT else
+                  exc.strerror or str(exc))
+        raise ValueError(f"cannot reach a Ray cluster at {address}: {reason}") from None
 
 
 def _home(task: str, n: int) -> int:
