@@ -104,6 +104,9 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
         parts.add([tables.failed_row(row, by_task[row["task"]], status="parse_error", error=reason)
                    for row, reason in tally.unread], [])
         parts.flush()
+    except KeyboardInterrupt:
+        parts.flush()  # Ctrl-C: the rows scored so far are kept for the rerun
+        raise
     finally:
         bar.close()
         runner.close()
