@@ -275,10 +275,11 @@ class _PartStore:
     def __init__(self, folder: Path, state: Mapping):
         self.folder = folder
         state_file = folder / self.STATE
-        if folder.exists() and (not state_file.exists() or json.loads(state_file.read_text()) != dict(state)):
+        if folder.exists() and _read_state(state_file) != dict(state):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        state_file.write_text(json.dumps(dict(state), sort_keys=True))
+        text = json.dumps(dict(state), sort_keys=True)
+        _atomically(state_file, lambda path: Path(path).write_text(text))
         self.buffers = {"scores": [], "probes": []}
         existing = sorted(folder.glob("scores-*.parquet"))
         self.resumed = bool(existing)
@@ -340,6 +341,14 @@ class _PartStore:
             os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
         for path in stale:
             path.unlink()
+
+
+def _read_state(path: Path) -> dict | None:
+    """The inputs the parts were scored under; None when absent or unreadable."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:
