@@ -108,6 +108,9 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
         parts.add([tables.failed_row(row, by_task[row["task"]], status="parse_error", error=reason)
                    for row, reason in tally.unread], [])
         parts.flush()
+    except KeyboardInterrupt:
+        parts.flush()  # Ctrl-C: the rows scored so far are kept for the rerun
+        raise
     finally:
         bar.close()
         runner.close()
@@ -282,10 +285,11 @@ class _PartStore:
     def __init__(self, folder: Path, state: Mapping):
         self.folder = folder
         state_file = folder / self.STATE
-        if folder.exists() and (not state_file.exists() or json.loads(state_file.read_text()) != dict(state)):
+        if folder.exists() and _read_state(state_file) != dict(state):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        state_file.write_text(json.dumps(dict(state), sort_keys=True))
+        text = json.dumps(dict(state), sort_keys=True)
+        _atomically(state_file, lambda path: Path(path).write_text(text))
         self.buffers = {"scores": [], "probes": []}
         existing = sorted(folder.glob("scores-*.parquet"))
         self.resumed = bool(existing)
@@ -347,6 +351,14 @@ class _PartStore:
             os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
         for path in stale:
             path.unlink()
+
+
+def _read_state(path: Path) -> dict | None:
+    """The inputs the parts were scored under; None when absent or unreadable."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:

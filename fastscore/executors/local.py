@@ -15,10 +15,12 @@ is forked.  As in the Ray executor:
   affected.  Such rows carry no ``submission_sha``, so a resumed run scores them again.
 
 The child is forked from this process when the executor is made, so it starts at once
-with everything imported, and scores one problem's own law before its first batch (compiling or loading the
-kernels is never charged to a batch); it holds the references and the memory of scored texts (lost, and rebuilt on demand,
-when it is replaced); its address space is limited to ``memory_limit`` bytes (or
-less, when this process is limited already).
+with everything imported; it scores one problem's own law before its first batch
+(compiling or loading the kernels is never charged to a batch), and holds the
+references and the memory of scored texts (lost, and rebuilt on demand, when it is
+replaced).  Its address space is limited to ``memory_limit`` bytes (or less, when
+this process is limited already).  Two batches are sent ahead and read by a thread
+of the child as they arrive, so it never waits for this process.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -237,6 +238,38 @@ def test_a_read_only_out_gives_one_line(capsys, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(self))
     monkeypatch.setattr(Path, "mkdir", read_only)
     _one_error_line(*_score(capsys, INPUTS / "null-config.jsonl", tmp_path / "out"), "Permission denied")
+
+
+def test_ctrl_c_on_the_command_gives_one_line_and_exit_130_and_the_rerun_resumes_exactly(tmp_path):
+    """A real SIGINT to the whole process group, as a terminal's Ctrl-C, mid-run."""
+    rows = [{"config": f"c{i}", "run": 0, "task": TASK, "phenomenal": f"T = 2*pi*r*sqrt(r/(G*M))*(1 + {i}e-12)"}
+            for i in range(3000)]
+    sweep = tmp_path / "s.jsonl"
+    sweep.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    command = [sys.executable, "-m", "fastscore.cli", "score", "--problems", str(PROBLEMS), "--sweep", str(sweep),
+               "--executor", "local", "--out"]
+    child = subprocess.Popen([*command, str(tmp_path / "out")], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             text=True, start_new_session=True, cwd=ROOT)
+    parts = tmp_path / "out" / ".parts"
+    deadline = time.monotonic() + BOUND
+    while child.poll() is None and not (parts / "state.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # scoring under way
+    os.killpg(child.pid, 2)
+    _, err = child.communicate(timeout=BOUND)
+    if child.returncode == 0:
+        pytest.skip("the run finished before the interrupt")
+    assert child.returncode == 130 and err.strip().splitlines() == [
+        "fastscore score: interrupted; the rows scored so far are kept: re-run the same command to resume"]
+    assert subprocess.run([*command, str(tmp_path / "out")], capture_output=True, cwd=ROOT,
+                          timeout=BOUND).returncode == 0
+    assert subprocess.run([*command, str(tmp_path / "whole")], capture_output=True, cwd=ROOT,
+                          timeout=BOUND).returncode == 0
+    for table in ("scores", "probes", "summary", "strata"):
+        resumed, whole = (pl.read_parquet(tmp_path / d / f"{table}.parquet") for d in ("out", "whole"))
+        if table == "scores":
+            resumed, whole = resumed.drop("parse_solve_seconds"), whole.drop("parse_solve_seconds")
+        assert resumed.equals(whole), table
 
 
 def test_ctrl_c_gives_one_line_and_exit_130_and_the_rerun_resumes(capsys, tmp_path, monkeypatch):
