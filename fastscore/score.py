@@ -214,8 +214,24 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
         candidate = _Candidate(status="parse_error", error=str(error))
     candidate.seconds = time.perf_counter() - started
     if candidate.expr is not None:
-        candidate.text = str(candidate.expr)
+        candidate.text = _key_text(candidate.expr)
     return candidate
+
+
+MAX_TEXT_NODES = 100_000
+"""A derived law larger than this (as a tree) is not written out: a chain of 20
+substitutions shares one subexpression a million times, and its text would be tens of
+megabytes (``derived_formula`` is then null; the law is still judged)."""
+
+
+def _key_text(expr: se.Basic) -> str:
+    """The text of a candidate law (its key, and its ``derived_formula``)."""
+    if count_nodes(expr) > MAX_TEXT_NODES:
+        return f"{_LARGE_PREFIX}{hash(expr):x}>"
+    return str(expr)
+
+
+_LARGE_PREFIX = "<a law too large to write out: "
 
 
 def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candidate:
@@ -430,7 +446,8 @@ def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcom
         "p_verdict": None if verdict is None else verdict.provenance,
         "p_reason": None if verdict is None else verdict.reason,
         "p_counterexample": None if verdict is None else _json(verdict.counterexample),
-        "derived_formula": candidate.text,
+        "derived_formula": None if candidate.text is None or candidate.text.startswith(_LARGE_PREFIX)
+        else candidate.text,
         "n_probes_in_mechanism": None if outcome.in_mechanism is None else
         sum(v is not None for v in outcome.in_mechanism.values()),
         "complexity_mean": sum(nodes) / len(nodes) if nodes else None,
@@ -452,6 +469,8 @@ def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int)
     for key, value in row.items():
         if key not in SUBMISSION_TEXT and key not in out:
             out[key] = value
+    if out["status"] == "timeout" and "submission_sha" in out:
+        out["submission_sha"] = None  # a solve past its budget depends on the load: scored again on resume
     return out
 
 

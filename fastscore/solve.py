@@ -187,6 +187,12 @@ def _names(expr: se.Basic) -> frozenset[str]:
     return frozenset(s.name for s in expr.free_symbols)
 
 
+def _has(expr: se.Basic, x: se.Symbol) -> bool:
+    """Whether the symbol ``x`` occurs in ``expr`` (through its free names: no walk of
+    the tree, whose shared subexpressions may repeat exponentially often)."""
+    return x.name in _names(expr)
+
+
 def _evaluable(expr: se.Basic) -> bool:
     """Whether the kernels can evaluate ``expr`` (every node has an instruction)."""
     try:
@@ -238,7 +244,7 @@ def _coefficients(expr: se.Basic, x: se.Symbol) -> tuple[dict[int, se.Basic], in
                 exponent += 1
             elif factor.is_Pow and factor.args[0] == x and (e := _rational(factor.args[1])) is not None:
                 exponent += e
-            elif factor.has(x):
+            elif _has(factor, x):
                 return None
             else:
                 rest.append(factor)
@@ -250,7 +256,7 @@ def _coefficients(expr: se.Basic, x: se.Symbol) -> tuple[dict[int, se.Basic], in
     for exponent, c in terms:
         d = int(exponent * root)
         coeffs[d] = coeffs.get(d, se.Integer(0)) + c
-    coeffs = {d: c for d, c in coeffs.items() if not se.expand(c).is_zero}
+    coeffs = {d: c for d, c in coeffs.items() if not _expand(c).is_zero}  # guarded: a huge c is non-zero
     return coeffs, root
 
 
@@ -311,10 +317,10 @@ def _invert(expr: se.Basic, value: se.Basic, x: se.Symbol) -> list[se.Basic] | N
     """Solve ``expr = value`` for ``x`` when ``x`` sits in one branch at every level."""
     while expr != x:
         if expr.is_Add or expr.is_Mul:
-            inside = [a for a in expr.args if a.has(x)]
+            inside = [a for a in expr.args if _has(a, x)]
             if len(inside) != 1:
                 return None
-            outside = [a for a in expr.args if not a.has(x)]
+            outside = [a for a in expr.args if not _has(a, x)]
             if expr.is_Add:
                 value = value - se.Add(*outside)
             else:
@@ -322,9 +328,9 @@ def _invert(expr: se.Basic, value: se.Basic, x: se.Symbol) -> list[se.Basic] | N
             expr = inside[0]
         elif expr.is_Pow:
             base, exponent = expr.args
-            if exponent.has(x) and base.has(x):
+            if _has(exponent, x) and _has(base, x):
                 return None
-            if exponent.has(x):  # base**f(x) = value, exp included (base E)
+            if _has(exponent, x):  # base**f(x) = value, exp included (base E)
                 expr, value = exponent, se.log(value) / se.log(base)
                 continue
             e = _rational(exponent)
@@ -352,19 +358,25 @@ def _invert_all(expr: se.Basic, values: list[se.Basic], x: se.Symbol) -> list[se
 
 def _even_root_of(expr: se.Basic, x: se.Symbol) -> bool:
     """Whether ``x`` sits under an even root (``sqrt``...): squaring it away may
-    bring roots that do not satisfy ``expr = 0``."""
-    if not expr.has(x):
-        return False
-    if expr.is_Pow and (e := _rational(expr.args[1])) is not None and e.denominator % 2 == 0:
-        return True
-    return any(_even_root_of(arg, x) for arg in expr.args)
+    bring roots that do not satisfy ``expr = 0``.  Each distinct subexpression is
+    visited once (a solved chain shares its subexpressions many times over)."""
+    seen, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen or not _has(node, x):
+            continue
+        seen.add(node)
+        if node.is_Pow and (e := _rational(node.args[1])) is not None and e.denominator % 2 == 0:
+            return True
+        stack.extend(node.args)
+    return False
 
 
 def _closed_forms(lhs: se.Basic, rhs: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
     """Candidate closed forms of ``x`` from ``lhs = rhs`` (free of ``x``), or None."""
-    if lhs == x and not rhs.has(x):
+    if lhs == x and not _has(rhs, x):
         return [rhs]
-    if rhs == x and not lhs.has(x):
+    if rhs == x and not _has(lhs, x):
         return [lhs]
     numerator = _numerator(lhs, rhs)
     poly = _coefficients(numerator, x)
@@ -612,7 +624,7 @@ class _Solver:
             self.sympy_left -= time.perf_counter() - started
         # a form in functions the kernels cannot evaluate (LambertW, undefined functions)
         # is no use: without any other, the unknown is solved numerically
-        forms = [f for f in forms if not f.has(x) and _evaluable(f)]
+        forms = [f for f in forms if not _has(f, x) and _evaluable(f)]
         return forms or None
 
     def solve_numerically(self, equations, names: list[str]) -> None:

@@ -347,14 +347,14 @@ def _rows_of(name: str, tmp_path: Path, *, row_timeout: float | None = None) -> 
     return {row["finding"]: row for row in scores.iter_rows(named=True)}
 
 
-def test_a_row_that_stalls_the_solver_is_stopped_and_its_neighbour_is_unaffected(tmp_path):
+def test_a_row_that_stalled_the_solver_is_bounded_and_its_neighbour_is_unaffected(tmp_path):
     """Finding 1: ``r*T = (r+M+m+G+1)**100`` took 67 s and 6 GB in the solver's
-    expansion (SymEngine's C++, which no signal interrupts); with a 3 s row budget its
-    child is killed and it becomes a timeout row, retried on resume (unless the solve
-    is bounded by now), while the correct row next to it is proven."""
+    coefficient extraction (an unguarded expansion, SymEngine's C++, which no signal
+    interrupts); the expansion is now guarded, so the row is solved at once (its law is
+    wrong); with a 3 s row budget a regression would be a timeout row, retried on
+    resume, and the correct row next to it is proven either way."""
     rows = _rows_of("power-of-a-sum.jsonl", tmp_path, row_timeout=3.0)
-    assert rows[1]["status"] in ("timeout", "ok", "solve_error")
-    assert rows[1]["status"] != "timeout" or rows[1]["submission_sha"] is None
+    assert (rows[1]["status"], rows[1]["p_verdict"]) == ("ok", "different")
     assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
 
 
@@ -362,10 +362,10 @@ def test_the_proof_rung_and_the_tapes_stay_bounded(tmp_path):
     """Finding 2: the proof rung skips the 12,341-term expansion of a function argument
     (``numeric``; it took minutes); finding 3: the 20-step substitution chain is
     compiled over its distinct subexpressions (a tree of 2**20 nodes; 123 s); the rest of
-    its work is the solver's (``fastscore/solve.py``), bounded by the solve budget."""
+    the solver finds its unknowns in the free names (no walk of the tree), and its law,
+    2**20 nodes as a tree, is judged but not written out (``derived_formula`` null)."""
     rows = _rows_of("proof-and-chain.jsonl", tmp_path)
     assert (rows[2]["status"], rows[2]["p_verdict"]) == ("ok", "numeric")
-    chain = rows[3]  # its solve (about 2 s here) may exceed the 2 s solve budget on a busy machine
-    assert (chain["status"], chain["p_verdict"]) in (("ok", "different"), ("timeout", None))
-    assert chain["status"] == "ok" or chain["error"] == "solve budget of 2 s exceeded"
+    chain = rows[3]
+    assert (chain["status"], chain["p_verdict"], chain["derived_formula"]) == ("ok", "different", None)
     assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
