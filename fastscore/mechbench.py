@@ -40,8 +40,8 @@ from pathlib import Path, PurePath
 import numpy as np
 
 from fastscore.parse import ParseError, parse_expression
-from fastscore.problems import (ANSWER_FILE, Constant, Equation, FieldReader, Probe, Problem, ProblemError,
-                                Variable)
+from fastscore.problems import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
+                                Variable, register_problem_format)
 
 __all__ = ["TASK_KEYS", "ROLES", "is_task", "problem_from_task", "problem_from_answer", "answer_paths",
            "public_problem", "data_columns", "write_task_folder", "parse_task_name"]
@@ -51,6 +51,7 @@ TASK_KEYS = ("task_name", "task_description", "mutation", "mechanism_model", "ph
 ROLES = ("input", "target", "internal", "auxiliary")
 SPLIT_NAMES = ("train", "id_test", "ood_test")
 LAYOUT = "variables_by_samples"
+ANSWER_FILE = "answer.json"
 _VARIABLE_KEYS = ("name", "description", "unit", "role", "sampling")
 _EQUATION_KEYS = ("formula", "role", "description")
 _PROBE_KEYS = ("probe", "description", "answer")
@@ -190,6 +191,12 @@ def problem_from_task(data, *, source: str, domain: str | None = None,
 def read_task_file(path: Path, root: Path, data) -> Problem:
     """A task file already read as YAML ``data`` (see `fastscore.problems.load_problem`)."""
     return problem_from_task(data, source=str(path), domain=_domain(path, root, str(data.get("task_name"))))
+
+
+register_problem_format(ProblemFormat(name="mechbench", claims=lambda path, data: is_task(data), read=read_task_file))
+register_problem_format(ProblemFormat(
+    name="mechbench-task-folder", claims=lambda path, data: True, yaml=False,
+    names=lambda name: name == ANSWER_FILE, read=lambda path, root, data: problem_from_answer(path, root)))
 
 
 def data_columns(problem: Problem) -> list[str]:

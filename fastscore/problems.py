@@ -5,10 +5,11 @@ Formula texts (the law, mechanism equations, probe formulas) are kept as written
 """
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import reprlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -21,7 +22,6 @@ __all__ = [
 
 DISTRIBUTIONS = ("uniform", "log_uniform")
 PROBLEM_SUFFIXES = (".yaml", ".yml")
-ANSWER_FILE = "answer.json"  # a MechBench task folder (fastscore.mechbench)
 FAMILY_SUFFIXES = (".family.yaml", ".family.yml")
 MAX_DOCUMENT_VALUES = 100_000
 """Most values a problem document may hold once its YAML aliases are expanded: ten
@@ -420,27 +420,72 @@ def _read_yaml(path: str | Path):
     return data
 
 
+@dataclass(frozen=True)
+class ProblemFormat:
+    """A problem file format (an extension point: `register_problem_format`).
+
+    ``claims(path, data)``: whether a file is in this format, from its path and, for a
+    YAML file, its parsed content (``data``; None for other files); ``read(path, root,
+    data)``: the checked `Problem` (raises `ProblemError`, one line naming file and
+    field); ``yaml``: its files are YAML, parsed once before ``claims`` is asked;
+    ``names``: file-name test of the files it reads, for `problem_files`."""
+
+    name: str
+    claims: Callable[[Path, object], bool]
+    read: Callable[[Path, Path, object], Problem]
+    yaml: bool = True
+    names: Callable[[str], bool] = field(default=lambda name: name.endswith(PROBLEM_SUFFIXES))
+
+
+def _mdbench_format() -> ProblemFormat:
+    return ProblemFormat(
+        name="mdbench", claims=lambda path, data: True,
+        read=lambda path, root, data: _problem_from_data(data, task_id=task_id_of(path, root), source=str(path)))
+
+
+PROBLEM_FORMATS: list[ProblemFormat] = []
+"""The formats, asked in order (the first that claims a file reads it); MDBench's
+problem YAML, which claims every YAML file, comes last.  Built-in formats are added
+on first use (`problem_formats`)."""
+_BUILTIN_FORMATS = ("fastscore.mechbench",)  # modules that register their formats when imported
+
+
+def register_problem_format(problem_format: ProblemFormat) -> None:
+    """Add a problem format, asked before the formats already registered."""
+    PROBLEM_FORMATS.insert(0, problem_format)
+
+
+def problem_formats() -> list[ProblemFormat]:
+    """The registered formats, the built-in ones included."""
+    if not any(f.name == "mdbench" for f in PROBLEM_FORMATS):
+        PROBLEM_FORMATS.append(_mdbench_format())
+        for module in _BUILTIN_FORMATS:
+            importlib.import_module(module)
+    return PROBLEM_FORMATS
+
+
 def load_problem(path: str | Path, *, root: str | Path) -> Problem:
-    """Read and check one problem file, in the format its content says: a MechBench
-    task file (by its keys) or task folder (``answer.json``), else MDBench's problem
-    YAML, whose task id is its path relative to `root` without extension."""
-    from fastscore import mechbench
+    """Read and check one problem file, in the first format that claims it (by its name
+    and, for YAML, its keys): MechBench's task files (``task_name``, ...) and task
+    folders (``answer.json``), else MDBench's problem YAML, whose task id is its path
+    relative to `root` without extension."""
     path = Path(path)
-    if path.name == ANSWER_FILE:
-        return mechbench.problem_from_answer(path, root)
-    data = _read_yaml(path)
-    if mechbench.is_task(data):
-        return mechbench.read_task_file(path, Path(root), data)
-    return _problem_from_data(data, task_id=task_id_of(path, root), source=str(path))
+    formats = [f for f in problem_formats() if f.names(path.name)]
+    data = _read_yaml(path) if any(f.yaml for f in formats) else None
+    for problem_format in formats:
+        if problem_format.claims(path, data if problem_format.yaml else None):
+            return problem_format.read(path, Path(root), data if problem_format.yaml else None)
+    raise ProblemError(f"{path}: not a problem file of any format ({', '.join(f.name for f in formats)})")
 
 
 def problem_files(directory: str | Path) -> list[Path]:
-    """Problem files under `directory` (recursive *.yaml/*.yml and MechBench ``answer.json``),
-    without family sources and hidden paths."""
+    """Problem files under `directory` (recursive: the files some format reads, such as
+    *.yaml/*.yml and MechBench ``answer.json``), without family sources and hidden paths."""
     root = Path(directory)
+    formats = problem_formats()
     return sorted(
         path for path in root.rglob("*")
-        if (path.suffix in PROBLEM_SUFFIXES or path.name == ANSWER_FILE) and path.is_file()
+        if any(f.names(path.name) for f in formats) and path.is_file()
         and not path.name.endswith(FAMILY_SUFFIXES)
         and not any(part.startswith(".") for part in path.relative_to(root).parts)
     )

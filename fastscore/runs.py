@@ -33,16 +33,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text", "MAX_FILE_BYTES", "READ_ERROR"]
+import polars as pl
+
+from fastscore.sweep import MAX_FILE_BYTES, READ_ERROR, ROW_SCHEMA, TREE, SweepReader, register_sweep_reader
+
+__all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text"]
 
 SUBMISSION, PERFORMANCE = "submission.txt", "performance.json"
 PROBE_FOLDERS = ("probe", "probes")  # the harness's newer and older names
 REPLY = "reply.txt"
-READ_ERROR = "read_error"
-"""The sweep column saying why a row's submission files were not read (null when read);
-``fastscore.run`` scores such a row as a ``parse_error`` with that reason."""
 DATA_FOLDER = "dataest"  # the harness's copy of the task data (sic)
-MAX_FILE_BYTES = 1 << 20  # a submission, probes or reply file larger than this is not read
 MAX_PERFORMANCE_BYTES = 16 << 20
 _PROBE_FOLDER = re.compile(r"(\d+)-(.+)")
 _DEFAULT_NAME = re.compile(r"(?P<config>.+?)[_-](?:run|seed|rep)[_-]?(?P<run>\d+)")
@@ -293,3 +293,24 @@ def _performance(folder: str) -> tuple[dict, dict]:
     if per_probe:
         row["harness_m_correct"] = all(p["harness_probe_equivalent"] for p in per_probe.values())
     return row, per_probe
+
+
+def _run_frames(root: Path, batch_size: int, options: Mapping) -> Iterator[pl.DataFrame]:
+    """The run tree as sweep frames (``options["experiments"]``: how its experiment names read)."""
+    rows: list[dict] = []
+    for row in read_runs(root, options.get("experiments")):
+        rows.append(row)
+        if len(rows) == batch_size:
+            yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
+            rows = []
+    if rows:
+        yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
+
+
+_RUN_SCHEMA = {**ROW_SCHEMA, "probe_replies": pl.String, "probe_columns": pl.String,
+               "harness_error": pl.String, "agent_seconds": pl.Float64, "evaluation_seconds": pl.Float64,
+               **{name: pl.Boolean for name in HARNESS_COLUMNS if name != "harness_error"}}
+
+
+register_sweep_reader(SweepReader("MechBench run folders", lambda path: path.is_dir() and is_run_tree(path),
+                                  _run_frames), before=TREE)

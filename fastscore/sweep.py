@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import importlib
 import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -26,13 +28,15 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from fastscore.runs import HARNESS_COLUMNS, MAX_FILE_BYTES, READ_ERROR, ExperimentNames, is_run_tree, read_runs
 
-__all__ = ["SweepError", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "FORMATS", "READ_ERROR", "read_sweep",
-           "sweep_digest", "run_index"]
+__all__ = ["SweepError", "SweepReader", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "READ_ERROR", "MAX_FILE_BYTES",
+           "read_sweep", "register_sweep_reader", "sweep_readers", "sweep_digest", "run_index"]
 
 REQUIRED = ("config", "task")
-FORMATS = (".parquet", ".csv", ".jsonl", ".ndjson")
+MAX_FILE_BYTES = 1 << 20  # a submission, probes or reply file larger than this is not read
+READ_ERROR = "read_error"
+"""The column saying why a row's submission files were not read (null when read): the
+caller scores such a row as a ``parse_error`` with that reason."""
 SUBMISSION_FILE, PROBES_FILE = "submission.txt", "probes.txt"
 _RUN_PATTERN = r"^(?:[A-Za-z][A-Za-z_-]*)?([0-9]+)$"  # "0", "run-2", "run3", "r_4"
 _RUN_RE = re.compile(_RUN_PATTERN)
@@ -273,7 +277,8 @@ def _shown(value, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-_TREE_SCHEMA = {"config": pl.String, "run": pl.Int64, "task": pl.String,
+ROW_SCHEMA = {  # the types of a directory reader's rows
+    "config": pl.String, "run": pl.Int64, "task": pl.String,
                 "phenomenal": pl.String, "mechanism": pl.String, "probes": pl.String, READ_ERROR: pl.String}
 
 
@@ -343,13 +348,10 @@ def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     for row in _tree_rows(root):
         rows.append(row)
         if len(rows) == batch_size:
-            yield pl.DataFrame(rows, schema=_TREE_SCHEMA)
+            yield pl.DataFrame(rows, schema=ROW_SCHEMA)
             rows = []
     if rows:
-        yield pl.DataFrame(rows, schema=_TREE_SCHEMA)
-
-
-_READERS = {".parquet": _parquet_frames, ".csv": _csv_frames, ".jsonl": _jsonl_frames, ".ndjson": _jsonl_frames}
+        yield pl.DataFrame(rows, schema=ROW_SCHEMA)
 
 
 def _rebatch(frames: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
@@ -377,27 +379,12 @@ def _batches(frames: Iterator[pl.DataFrame], batch_size: int, source: Path) -> I
         raise SweepError(f"{source}: empty sweep (no submissions)")
 
 
-def _run_frames(root: Path, batch_size: int, experiments: ExperimentNames | None) -> Iterator[pl.DataFrame]:
-    rows: list[dict] = []
-    for row in read_runs(root, experiments):
-        rows.append(row)
-        if len(rows) == batch_size:
-            yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
-            rows = []
-    if rows:
-        yield pl.DataFrame(rows, schema_overrides=_RUN_SCHEMA, infer_schema_length=None)
-
-
-_RUN_SCHEMA = {**_TREE_SCHEMA, "probe_replies": pl.String, "probe_columns": pl.String,
-               "harness_error": pl.String, "agent_seconds": pl.Float64, "evaluation_seconds": pl.Float64,
-               **{name: pl.Boolean for name in HARNESS_COLUMNS if name != "harness_error"}}
-
-
-def read_sweep(path: str | Path, *, batch_size: int = 50_000,
-               experiments: ExperimentNames | None = None) -> Iterator[pl.DataFrame]:
-    """Stream a sweep (.parquet, .csv, .jsonl/.ndjson, a SWEEP/<config>/<run>/<task>/ tree,
-    or MechBench run folders SWEEP/<exp_name>/<task_name>/, whose experiment names
-    ``experiments`` maps to (config, run)) as normalised frames of at most `batch_size` rows.
+def read_sweep(path: str | Path, *, batch_size: int = 50_000, **options) -> Iterator[pl.DataFrame]:
+    """Stream a sweep as normalised frames of at most `batch_size` rows, read by the first
+    registered reader that accepts the path (`sweep_readers`): .parquet, .csv,
+    .jsonl/.ndjson, MechBench run folders SWEEP/<exp_name>/<task_name>/ (``options``:
+    ``experiments``, a ``fastscore.runs.ExperimentNames``), or a
+    SWEEP/<config>/<run>/<task>/ tree.
 
     The path, format and (for Parquet and CSV) the required columns are checked on the call;
     other problems raise SweepError while iterating.
@@ -407,15 +394,61 @@ def read_sweep(path: str | Path, *, batch_size: int = 50_000,
     path = Path(path)
     if not path.exists():
         raise SweepError(f"{path}: sweep not found")
-    if path.is_dir():
-        frames = _run_frames(path, batch_size, experiments) if is_run_tree(path) else _tree_frames(path, batch_size)
-    else:
-        reader = _READERS.get(path.suffix.lower())
-        if reader is None:
-            raise SweepError(f"{path}: unknown sweep format '{path.suffix}'; expected "
-                             f"{', '.join(FORMATS)} or a directory")
-        frames = reader(path, batch_size)
-    return _batches(frames, batch_size, path)
+    readers = sweep_readers()
+    reader = next((r for r in readers if r.accepts(path)), None)
+    if reader is None:
+        raise SweepError(f"{path}: unknown sweep format '{path.suffix}'; expected "
+                         f"{', '.join(r.name for r in readers)}")
+    return _batches(reader.frames(path, batch_size, options), batch_size, path)
+
+
+@dataclass(frozen=True)
+class SweepReader:
+    """A sweep format (an extension point: `register_sweep_reader`).
+
+    ``accepts(path)``: whether this reader reads the path (a file or a directory);
+    ``frames(path, batch_size, options)``: the sweep as Polars frames of raw rows (any
+    size; `read_sweep` normalises and rebatches them), which must hold ``config`` and
+    ``task``; ``options`` are the keyword options of `read_sweep` (a reader ignores the
+    ones it does not know); a bad file raises `SweepError` (one line)."""
+
+    name: str
+    accepts: Callable[[Path], bool]
+    frames: Callable[[Path, int, Mapping], Iterator[pl.DataFrame]]
+
+
+TREE = "a <config>/<run>/<task>/ directory tree"
+
+
+def _suffix(*suffixes: str) -> Callable[[Path], bool]:
+    return lambda path: path.is_file() and path.suffix.lower() in suffixes
+
+
+SWEEP_READERS: list[SweepReader] = [
+    SweepReader(".parquet", _suffix(".parquet"), lambda path, size, options: _parquet_frames(path, size)),
+    SweepReader(".csv", _suffix(".csv"), lambda path, size, options: _csv_frames(path, size)),
+    SweepReader(".jsonl/.ndjson", _suffix(".jsonl", ".ndjson"), lambda path, size, options: _jsonl_frames(path, size)),
+    SweepReader(TREE, lambda path: path.is_dir(), lambda path, size, options: _tree_frames(path, size)),
+]
+"""The readers, asked in order; built-in readers of other modules are added on first use."""
+_BUILTIN_READERS = ("fastscore.runs",)  # modules that register their readers when imported
+_loaded = False
+
+
+def register_sweep_reader(reader: SweepReader, *, before: str | None = None) -> None:
+    """Add a sweep reader, asked before the reader named ``before``, else before all."""
+    names = [r.name for r in SWEEP_READERS]
+    SWEEP_READERS.insert(names.index(before) if before in names else 0, reader)
+
+
+def sweep_readers() -> list[SweepReader]:
+    """The registered readers, the built-in ones included."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in _BUILTIN_READERS:
+            importlib.import_module(module)
+    return SWEEP_READERS
 
 
 def sweep_digest(path: str | Path) -> str:

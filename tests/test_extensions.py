@@ -1,0 +1,70 @@
+"""The extension points: a new problem format and a new sweep format are each one
+registration, in the test that adds them."""
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from fastscore import problems as problem_registry
+from fastscore import sweep as sweep_registry
+from fastscore.problems import (Equation, Problem, ProblemFormat, Sampling, Variable, load_problems,
+                                register_problem_format)
+from fastscore.run import score_sweep
+from fastscore.settings import Settings
+from fastscore.sweep import SweepReader, read_sweep, register_sweep_reader
+
+SMALL = Settings(n_samples=64, n_points=64)
+
+
+def _toml_problem(path: Path, root: Path, data) -> Problem:
+    """A toy format: one TOML table per problem (name, law, inputs with ranges)."""
+    spec = tomllib.loads(path.read_text())
+    inputs = tuple(Variable(name, sampling=Sampling(low, high, (low + high) / 2, "uniform"))
+                   for name, (low, high) in spec["inputs"].items())
+    return Problem(task_id=path.stem, name=spec["name"], description="", target=Variable(spec["target"]),
+                   inputs=inputs, auxiliary_inputs=(), intermediates=(), constants=(), law=spec["law"],
+                   mechanism=(Equation(spec["law"]),), source=str(path))
+
+
+@pytest.fixture
+def toml_format():
+    register_problem_format(ProblemFormat(name="toml", claims=lambda path, data: True, read=_toml_problem,
+                                          yaml=False, names=lambda name: name.endswith(".toml")))
+    yield
+    problem_registry.PROBLEM_FORMATS[:] = [f for f in problem_registry.PROBLEM_FORMATS if f.name != "toml"]
+
+
+@pytest.fixture
+def tsv_reader():
+    register_sweep_reader(SweepReader(".tsv", lambda path: path.suffix == ".tsv",
+                                      lambda path, size, options: iter([pl.read_csv(path, separator="\t")])))
+    yield
+    sweep_registry.SWEEP_READERS[:] = [r for r in sweep_registry.SWEEP_READERS if r.name != ".tsv"]
+
+
+def test_a_registered_problem_format_is_read_beside_the_others(tmp_path, toml_format):
+    (tmp_path / "ohm.toml").write_text('name = "Ohm"\ntarget = "V"\nlaw = "V = I*R"\n'
+                                       '[inputs]\nI = [0.1, 2.0]\nR = [1.0, 10.0]\n')
+    example = Path(__file__).resolve().parents[1] / "problems" / "example" / "circular-orbit-period.yaml"
+    (tmp_path / "orbit.yaml").write_text(example.read_text())
+    loaded = {p.task_id: p for p in load_problems(tmp_path)}
+    assert set(loaded) == {"ohm", "orbit"} and loaded["ohm"].law == "V = I*R"
+    sweep = tmp_path / "s.jsonl"
+    sweep.write_text(json.dumps({"config": "c", "task": "ohm", "phenomenal": "V = R*I"}))
+    score_sweep(tmp_path, sweep, tmp_path / "out", executor="local", settings=SMALL)
+    scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("task") == "ohm")
+    assert scores.select("status", "p_verdict").rows() == [("ok", "proven")]
+
+
+def test_a_registered_sweep_reader_is_used_for_its_files(tmp_path, tsv_reader):
+    sweep = tmp_path / "s.tsv"
+    sweep.write_text("config\ttask\tphenomenal\nc\tcircular-orbit-period\tT = 2*pi*sqrt(r**3/(G*M))\n")
+    assert read_sweep(sweep).__next__().select("config", "run", "task").rows() == [("c", 0, "circular-orbit-period")]
+    problems = Path(__file__).resolve().parents[1] / "problems" / "example"
+    score_sweep(problems, sweep, tmp_path / "out", executor="local", settings=SMALL)
+    scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("status") != "missing")
+    assert scores.select("task", "p_equivalent").rows() == [("circular-orbit-period", True)]
