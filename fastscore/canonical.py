@@ -84,9 +84,9 @@ def _same_without_splits(a1: se.Basic, b1: se.Basic, positive: frozenset[str]) -
     ``sqrt(x)/sqrt(y)``).  The nodes the other identities rewrite (``(x**p)**q``,
     ``exp(c*log x)``, logarithms) stay whole under expansion and ``as_numer_denom``, so
     the earlier rules do not prove such a pair and "positive" is the name in either
-    order: the same on the benchmark workload, the test corpus and 14k generated pairs.
-    Contrived algebra can differ: with s = (x**3)**(1/3), ``(s+1)**3 - 3*s**2 - 3*s +
-    3*x**2 + 3*x`` against ``(x+1)**3`` is "expand" when tried in order, "positive" here."""
+    order (measured: ``bench/results/notes.md``).  Contrived algebra can differ: with
+    s = (x**3)**(1/3), ``(s+1)**3 - 3*s**2 - 3*s + 3*x**2 + 3*x`` against ``(x+1)**3`` is
+    "expand" when tried in order, "positive" here."""
     return rewrite_positive(a1, positive, split_products=False) == rewrite_positive(b1, positive, split_products=False)
 
 

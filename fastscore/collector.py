@@ -5,9 +5,8 @@ dicts); every few hundred allocations the collector scans the young objects, and
 so often the whole heap, which in a worker holding many references and a large memo
 is mostly wasted work (and, inside a timed solve, a pause charged to its budget).
 ``paused()`` switches the collector off for a block and restores its previous state;
-the few cycles a block creates are collected afterwards (scoring the 3,969 benchmark
-submissions, with malformed ones, leaves 7 unreachable objects; the collector's scans
-took 3-5% of a pass, and a pass was faster paused in 14 of 20 interleaved rounds).
+the few cycles a block creates are collected afterwards (measured:
+``bench/results/notes.md``).
 """
 from __future__ import annotations
 

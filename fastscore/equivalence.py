@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
+from typing import Literal, Mapping, get_args
 
 import numpy as np
 import symengine as se
@@ -54,8 +54,9 @@ from fastscore.kernels import Screen, Tape, classify, compile_tape, evaluate, ev
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
-PROVENANCES = ("proven", "numeric", "different", "undecided")
-EQUIVALENT = frozenset({"proven", "numeric"})
+Provenance = Literal["proven", "numeric", "different", "undecided"]
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
+EQUIVALENT: frozenset[Provenance] = frozenset({"proven", "numeric"})
 _EARLY_CHECKS = 8
 CERTAINTY = 4.0
 """Safety factor on the error bounds of a certified difference (step 2)."""
@@ -65,13 +66,17 @@ CERTAINTY = 4.0
 class Verdict:
     """Outcome of one comparison: provenance, reason and, if different, the point."""
 
-    provenance: str
+    provenance: Provenance
     reason: str = ""
     counterexample: Mapping[str, float] | None = None
 
     @property
     def equivalent(self) -> bool:
         return self.provenance in EQUIVALENT
+
+    def __post_init__(self):
+        if self.provenance not in PROVENANCES:
+            raise ValueError(f"unknown provenance {self.provenance!r}; expected one of {', '.join(PROVENANCES)}")
 
 
 @dataclass(frozen=True)
