@@ -421,9 +421,14 @@ def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
     return bag
 
 
-def _dice(a: Counter, b: Counter) -> float:
-    size = sum(a.values()) + sum(b.values())
-    return 2 * sum((a & b).values()) / size if size else 1.0
+def _dice(a: Counter, b: Counter, size_a: int, size_b: int) -> float:
+    """Dice coefficient of two bags of sizes ``size_a``, ``size_b`` (their total counts)."""
+    if not size_a + size_b:
+        return 1.0
+    if len(a) > len(b):
+        a, b = b, a
+    common = sum(max(0, min(count, b[key])) for key, count in a.items() if key in b)  # as Counter's &
+    return 2 * common / (size_a + size_b)
 
 
 @dataclass(frozen=True)
@@ -443,7 +448,9 @@ def ast_similarity(reference: Sequence[Counter], submitted: Sequence[Counter], *
     names agree under the map."""
     if not reference or not submitted:
         return AstMatch(1.0 if len(reference) == len(submitted) else 0.0, ())
-    scores = np.array([[_dice(r, s) for s in submitted] for r in reference])
+    sizes = [sum(bag.values()) for bag in submitted]
+    scores = np.array([[_dice(r, s, size, other) for s, other in zip(submitted, sizes)]
+                       for r, size in ((r, sum(r.values())) for r in reference)])
     weights = scores.copy()
     if reference_names and submitted_names:
         mapping = mapping or {}
