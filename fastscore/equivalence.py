@@ -49,6 +49,7 @@ from typing import Literal, Mapping, get_args
 import numpy as np
 import symengine as se
 
+from fastscore.agreement import agrees
 from fastscore.canonical import prove_equal
 from fastscore.kernels import Screen, Tape, classify, compile_tape, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
@@ -166,16 +167,6 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
     return Verdict("numeric", f"agree at {n_valid} points (rtol {settings.rtol:g})")
 
 
-def agree(a: np.ndarray, b: np.ndarray, settings: Settings) -> np.ndarray:
-    """Elementwise relative agreement: ``|a - b| <= rtol * max(|a|, |b|)``."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.abs(a - b) <= settings.rtol * np.maximum(np.abs(a), np.abs(b))
-
-
-def _agree(a: float, b: float, rtol: float) -> bool:
-    return abs(a - b) <= rtol * max(abs(a), abs(b))
-
-
 class _Recheck:
     """The points float64 cannot settle: certified differences, then high precision."""
 
@@ -262,7 +253,7 @@ class _Recheck:
                 continue
             defined = True
             if math.isfinite(va) and math.isfinite(vb) and (
-                    _agree(va, vb, rtol) or self._both_vanish(point, va, vb, digits)):
+                    agrees(va, vb, rtol=rtol) or self._both_vanish(point, va, vb, digits)):
                 valid += 1
                 continue
             return _different(index, va, vb, self.domain)

@@ -11,7 +11,8 @@ import numpy as np
 import symengine as se
 
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
-from fastscore.equivalence import Domain, Quantity, agree, judge
+from fastscore.agreement import agree
+from fastscore.equivalence import Domain, Quantity, judge
 from fastscore.canonical import count_nodes
 from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
@@ -210,13 +211,13 @@ def _parallel_gradients(probe: Quantity, law: Quantity, inputs, domain: Domain, 
         except UnsupportedExpression:
             symbolic = False
             gradients[name] = _central_difference((probe, law), domain, points, name)
-    tolerance = settings if symbolic else Settings(rtol=max(settings.rtol, FD_RTOL))
+    tolerance = settings.rtol if symbolic else max(settings.rtol, FD_RTOL)
     for i, first in enumerate(inputs):
         for second in inputs[i + 1:]:
             left = gradients[first][0] * gradients[second][1]
             right = gradients[second][0] * gradients[first][1]
             usable = np.isfinite(left) & np.isfinite(right)
-            if usable.any() and not agree(left[usable], right[usable], tolerance).all():
+            if usable.any() and not agree(left[usable], right[usable], rtol=tolerance).all():
                 return False
     return True
 

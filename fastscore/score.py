@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import symengine as se
 
+from fastscore.agreement import agree
 from fastscore.canonical import count_nodes
 from fastscore.collector import paused
 from fastscore.equivalence import Quantity, Verdict, judge
@@ -404,9 +405,7 @@ def _likely_equal(a: np.ndarray, b: np.ndarray, settings: Settings) -> bool:
     finite = np.isfinite(a)
     if not np.array_equal(finite, np.isfinite(b)) or not finite.any():
         return False
-    with np.errstate(all="ignore"):
-        close = np.abs(a[finite] - b[finite]) <= settings.rtol * np.maximum(np.abs(a[finite]), np.abs(b[finite]))
-    return bool(close.mean() >= 0.5)
+    return bool(agree(a[finite], b[finite], rtol=settings.rtol).mean() >= 0.5)
 
 
 def _points(reference: Reference) -> dict[str, np.ndarray]:

@@ -27,6 +27,7 @@ from typing import Mapping
 import numpy as np
 import symengine as se
 
+from fastscore.agreement import agree
 from fastscore.equivalence import Quantity, judge
 from fastscore.kernels import UnsupportedExpression
 from fastscore.parse import ParseError, parse_equation, split_equations
@@ -192,7 +193,5 @@ def _screen(reference: np.ndarray, submitted: np.ndarray) -> np.ndarray:
     """Share of screening points where each (reference, submitted) pair agrees
     loosely: both finite within ``_SCREEN_RTOL``, or both not finite."""
     a, b = reference[:, None, :], submitted[None, :, :]
-    with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(a - b) <= _SCREEN_RTOL * np.maximum(np.abs(a), np.abs(b))
-    agree = close | (~np.isfinite(a) & ~np.isfinite(b))
-    return agree.mean(axis=2) if agree.shape[2] else np.zeros(agree.shape[:2])
+    close = agree(a, b, rtol=_SCREEN_RTOL) | (~np.isfinite(a) & ~np.isfinite(b))
+    return close.mean(axis=2) if close.shape[2] else np.zeros(close.shape[:2])
