@@ -49,11 +49,13 @@ import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from types import MappingProxyType
 
 import symengine as se
+
+from fastscore.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
+                                log_magnitude, max_digits, power_digits)
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -82,11 +84,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-
-MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
-MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
-MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
-FLOAT_DIGITS = 308  # an exact number of at most this many digits is finite in float64
 
 
 class ParseError(ValueError):
@@ -243,140 +240,11 @@ def _tokenize(text: object, limits: Limits) -> list[str]:
     return tokens
 
 
-@lru_cache(maxsize=4096)
-def _literal(text: str) -> tuple[se.Basic, bool, int, int]:
-    """The parsed value of a numeric literal: its exact Integer or Rational, and a bound on its digits."""
-    if text.isdigit() and len(text) <= 18:
-        return se.Integer(int(text)), True, 1, len(text)
-    mantissa, _, exponent_text = text.lower().partition("e")
-    if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
-        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
-    exponent = int(exponent_text) if exponent_text else 0
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    if not digits:
-        return se.Integer(0), True, 1, 1
-    if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
-        raise ValueError(f"more than {MAX_SIGNIFICANT_DIGITS} significant digits")
-    # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
-    leading = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + exponent
-    if abs(leading) > MAX_DECIMAL_EXPONENT:
-        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
-    if leading >= FLOAT_DIGITS and not _float_range(int(digits) * 10 ** (leading + 1 - len(digits))):
-        raise ValueError("beyond the float64 range (about 1.8e308)")
-    scale = exponent - len(fraction)
-    if scale >= 0:
-        return se.Integer(int(digits) * 10**scale), True, 1, len(digits) + scale
-    return se.Rational(int(digits), 10**-scale), True, 1, max(len(digits), 1 - scale)
-
-
-def _float_range(p: int, q: int = 1) -> bool:
-    """Whether ``p/q`` rounds to a finite float64."""
-    try:
-        p / q
-    except OverflowError:
-        return False
-    return True
-
 
 def _short(expr: se.Basic, width: int = 40) -> str:
     text = str(expr)
     return text if len(text) <= width else text[: width - 3] + "..."
 
-
-@lru_cache(maxsize=1024)
-def _fraction(number: se.Basic) -> tuple[int, int]:
-    """Numerator and denominator of an exact Integer/Rational (cached: exponents recur)."""
-    if isinstance(number, se.Integer):
-        return int(number), 1
-    return int(number.p), int(number.q)
-
-
-def _exceeds(p: int, q: int, limit: float) -> bool:
-    """|p/q| > limit, exactly and without float overflow."""
-    if q == 1:
-        return abs(p) > limit
-    if float(limit).is_integer():  # exact in integers (q > 0)
-        return abs(p) > int(limit) * q
-    return Fraction(abs(p), q) > limit
-
-
-def _digits(number: se.Basic) -> float:
-    """Size of a Rational in decimal digits: log10 of the larger of |numerator| and denominator."""
-    if number.is_zero:
-        return 0.0
-    p, q = _fraction(number)
-    return max(math.log10(abs(p)), math.log10(q))
-
-
-def _power_digits(expr: se.Basic, magnitude: float) -> float:
-    """Digits of the exact numbers SymEngine computes when raising ``expr`` to ``magnitude``.
-
-    SymEngine raises a number, a product's numeric factors and a power of a number
-    exactly: ``(1e400*x)**1000`` holds 10**400000.
-    """
-    digits = 0.0
-    for factor in expr.args if expr.is_Mul else (expr,):
-        scale = magnitude
-        if factor.is_Pow:
-            factor, exponent = factor.args
-            if not exponent.is_Rational:
-                continue
-            p, q = _fraction(exponent)
-            scale *= abs(p) / q
-        if factor.is_Rational:
-            digits += _digits(factor) * scale
-    return digits
-
-
-def _max_digits(expr: se.Basic) -> float:
-    """Digits of the largest exact number anywhere in ``expr``."""
-    largest = 0.0
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if node.is_Rational:
-            largest = max(largest, _digits(node))
-        else:
-            stack.extend(node.args)
-    return largest
-
-
-@lru_cache(maxsize=4096)
-def _finite_real(expr: se.Basic) -> bool:
-    """Whether a constant expression evaluates to a finite real float64 (cached: the
-    same constants, ``2*pi``, recur).
-
-    Evaluation is in double precision only: arbitrary precision could be made to
-    work for minutes (``sin(exp(exp(exp(3))))``), and scoring is in float64 anyway.
-    """
-    if expr.is_Rational:
-        return _float_range(*_fraction(expr))
-    try:
-        return math.isfinite(float(expr.n(53, real=True)))
-    except (RuntimeError, ValueError, TypeError, OverflowError):  # e.g. I, zoo, nan: "Not Implemented"
-        return False
-
-
-@lru_cache(maxsize=4096)
-def _log_magnitude(expr: se.Basic) -> float:
-    """``|log10 |value||`` of a finite, real, non-rational constant (inf for 0.0)."""
-    value = abs(float(expr.n(53, real=True)))
-    return abs(math.log10(value)) if value else math.inf
-
-
-def _finite_parts(expr: se.Basic) -> bool:
-    """Whether the constants SymEngine merged into ``expr`` are finite in float64: the
-    constant factors of a product (of each term of a sum) and the constant terms."""
-    constant_terms = []
-    for term in expr.args if expr.is_Add else (expr,):
-        factors = term.args if term.is_Mul else (term,)
-        constants = [f for f in factors if f.is_Number or not (f.is_Symbol or f.free_symbols)]
-        if len(constants) == len(factors):
-            constant_terms.append(term)
-        elif constants and not _finite_real(se.Mul(*constants)):
-            return False
-    return not constant_terms or _finite_real(se.Add(*constant_terms))
 
 
 # --------------------------------------------------------------------------- parser
@@ -513,14 +381,14 @@ class _Parser:
         constant result, or when a constant call or power was built (``magnitude``) or
         an exact number may exceed float64."""
         if const:
-            if not _finite_real(expr):
+            if not finite_real(expr):
                 raise self._not_real(f"constant {_short(expr, 30)}", at)
-        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not _finite_parts(expr):
+        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not finite_parts(expr):
             raise self._not_real(f"a constant part of {_short(expr, 30)}", at)
 
     def _measured_digits(self, expr: se.Basic, at: int) -> float:
         """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
-        digits = _max_digits(expr)
+        digits = max_digits(expr)
         if digits > MAX_RESULT_DIGITS:
             column = self._column(at)
             raise ParseError(
@@ -624,7 +492,7 @@ class _Parser:
         elif token[:1] in _DIGITS:  # a number
             self.pos = at + 1
             try:
-                base = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+                base = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
             except ValueError as error:
                 raise self._bad_number(token, at, error) from None
         elif token == "+" or token == "-":
@@ -661,7 +529,7 @@ class _Parser:
         if token[:1] in _DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
             self.pos = at + 2
             try:
-                exponent = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+                exponent = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
             except ValueError as error:
                 raise self._bad_number(token, at + 1, error) from None
         else:
@@ -733,18 +601,18 @@ class _Parser:
         exprs, consts, bounds, digits = zip(*args)
         if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
             (x, x_const, _, _), (base, base_const, _, _) = args
-            if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
+            if base_const and not (finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
                 column = self._column(at)
                 raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
-            if x_const and not _finite_real(se.log(x)):
+            if x_const and not finite_real(se.log(x)):
                 raise self._not_real(f"log({_short(x, 20)})", at)
         result = function(*exprs)
         const = all(consts) or result.is_Number
         if const:
-            if not _finite_real(result):
+            if not finite_real(result):
                 raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
             if not result.is_Rational:
-                self.magnitude += _log_magnitude(result)
+                self.magnitude += log_magnitude(result)
         return result, const, max(bounds), max(digits)
 
     def _pow(self, base, exponent, at: int):
@@ -753,13 +621,13 @@ class _Parser:
         limit = self.limits.max_exponent
         digits = b_digits if b_digits > e_digits else e_digits
         if e.is_Rational:
-            p, q = _fraction(e)
-            if (abs(p) > limit) if q == 1 else _exceeds(p, q, limit):
+            p, q = fraction(e)
+            if (abs(p) > limit) if q == 1 else exceeds(p, q, limit):
                 column = self._column(at)
                 raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
             if b.is_Rational or b.is_Mul or b.is_Pow:
-                new_digits = _power_digits(b, magnitude)
+                new_digits = power_digits(b, magnitude)
                 if new_digits > MAX_RESULT_DIGITS:
                     column = self._column(at)
                     raise ParseError(
@@ -771,7 +639,7 @@ class _Parser:
             bound = (b_bound if b_bound > 1 else 1) * (magnitude if magnitude > 1 else 1)
         else:
             if e_const:
-                if not _finite_real(e):
+                if not finite_real(e):
                     raise self._not_real(f"exponent {_short(e, 20)}", at)
                 if abs(float(e.n(53, real=True))) > limit:
                     column = self._column(at)
@@ -780,10 +648,10 @@ class _Parser:
         result = b**e
         const = (b_const and e_const) or result.is_Number
         if const:
-            if not _finite_real(result):
+            if not finite_real(result):
                 raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
             if not result.is_Rational:
-                self.magnitude += _log_magnitude(result)
+                self.magnitude += log_magnitude(result)
         elif b.is_Mul:  # a power of a product: the power of its constant factors
             self._check_merged(result, False, bound, digits, at)
         return result, const, bound, digits
@@ -796,7 +664,7 @@ class _Parser:
             node = stack.pop()
             if node.is_Pow:
                 base, exponent = node.args
-                if exponent.is_Rational and base != se.E and _exceeds(*_fraction(exponent), limit):
+                if exponent.is_Rational and base != se.E and exceeds(*fraction(exponent), limit):
                     raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
 # --------------------------------------------------------------------------- public API
