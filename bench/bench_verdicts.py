@@ -44,9 +44,10 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
+from fastscore.answers import read_expression  # noqa: E402
 from fastscore.parse import ParseError  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference, read_expression  # noqa: E402
+from fastscore.reference import build_reference  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
 

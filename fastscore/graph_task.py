@@ -8,10 +8,11 @@ from typing import Mapping
 
 import polars as pl
 
+from fastscore.answers import constant_substitutions, read_expression
 from fastscore.graph import render
 from fastscore.parse import ParseError, symbol
 from fastscore.problems import Problem, load_problems
-from fastscore.reference import build_reference, constant_substitutions, read_expression, reference_equations
+from fastscore.reference import build_reference, reference_equations
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import SolveError, solve_mechanism
 from fastscore.structure import MechanismGraph, mechanism_graph

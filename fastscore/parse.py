@@ -44,8 +44,6 @@ submissions have (half of the products have two factors).
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -62,12 +60,8 @@ __all__ = [
     "FUNCTIONS",
     "Limits",
     "ParseError",
-    "free_names",
     "parse_equation",
     "parse_expression",
-    "parse_probe_answers",
-    "reply_equation",
-    "split_equations",
     "symbol",
 ]
 
@@ -196,6 +190,12 @@ def _bad_name_char(name: str) -> int:
     return -1
 
 
+def is_name(text: str) -> bool:
+    """Whether ``text`` is a valid name (see the module doc)."""
+    return _NAME_RE.fullmatch(text) is not None and _bad_name_char(text) < 0
+
+
+
 def _check_characters(text: str) -> None:
     """Raise at the first character that is no part of a valid token."""
     for match in _TOKEN_RE.finditer(text):
@@ -226,7 +226,7 @@ def _tokenize(text: object, limits: Limits) -> list[str]:
         valid = _STRAY_ASCII.isdisjoint(tokens)
     else:  # a non-ASCII token is a name or an error
         tokens = _TOKEN_RE.findall(text)
-        valid = _STRAY_ASCII.isdisjoint(tokens) and all(_is_name(token) for token in tokens if not token.isascii())
+        valid = _STRAY_ASCII.isdisjoint(tokens) and all(is_name(token) for token in tokens if not token.isascii())
     if not valid:
         _check_characters(text)
     if not tokens:
@@ -241,7 +241,8 @@ def _tokenize(text: object, limits: Limits) -> list[str]:
 
 
 
-def _short(expr: se.Basic, width: int = 40) -> str:
+def short(expr: se.Basic, width: int = 40) -> str:
+    """``str(expr)`` cut to ``width`` characters (for error messages)."""
     text = str(expr)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -266,7 +267,7 @@ _POWER = frozenset(("**", "^"))
 
 def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool, int, int]]:
     """The parsed value of each declared name (other entries can never match a name token)."""
-    return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and _is_name(name)}
+    return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and is_name(name)}
 
 
 _cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
@@ -382,9 +383,9 @@ class _Parser:
         an exact number may exceed float64."""
         if const:
             if not finite_real(expr):
-                raise self._not_real(f"constant {_short(expr, 30)}", at)
+                raise self._not_real(f"constant {short(expr, 30)}", at)
         elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not finite_parts(expr):
-            raise self._not_real(f"a constant part of {_short(expr, 30)}", at)
+            raise self._not_real(f"a constant part of {short(expr, 30)}", at)
 
     def _measured_digits(self, expr: se.Basic, at: int) -> float:
         """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
@@ -603,14 +604,14 @@ class _Parser:
             (x, x_const, _, _), (base, base_const, _, _) = args
             if base_const and not (finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
                 column = self._column(at)
-                raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
+                raise ParseError(f"log base {short(base)} at column {column} must be positive and not 1", column)
             if x_const and not finite_real(se.log(x)):
-                raise self._not_real(f"log({_short(x, 20)})", at)
+                raise self._not_real(f"log({short(x, 20)})", at)
         result = function(*exprs)
         const = all(consts) or result.is_Number
         if const:
             if not finite_real(result):
-                raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
+                raise self._not_real(f"{name}({', '.join(short(e, 20) for e in exprs)})", at)
             if not result.is_Rational:
                 self.magnitude += log_magnitude(result)
         return result, const, max(bounds), max(digits)
@@ -624,7 +625,7 @@ class _Parser:
             p, q = fraction(e)
             if (abs(p) > limit) if q == 1 else exceeds(p, q, limit):
                 column = self._column(at)
-                raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+                raise ParseError(f"exponent {short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
             if b.is_Rational or b.is_Mul or b.is_Pow:
                 new_digits = power_digits(b, magnitude)
@@ -640,16 +641,16 @@ class _Parser:
         else:
             if e_const:
                 if not finite_real(e):
-                    raise self._not_real(f"exponent {_short(e, 20)}", at)
+                    raise self._not_real(f"exponent {short(e, 20)}", at)
                 if abs(float(e.n(53, real=True))) > limit:
                     column = self._column(at)
-                    raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+                    raise ParseError(f"exponent {short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             bound = b_bound if b_bound > e_bound else e_bound
         result = b**e
         const = (b_const and e_const) or result.is_Number
         if const:
             if not finite_real(result):
-                raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
+                raise self._not_real(f"({short(b, 20)})**({short(e, 20)})", at)
             if not result.is_Rational:
                 self.magnitude += log_magnitude(result)
         elif b.is_Mul:  # a power of a product: the power of its constant factors
@@ -665,7 +666,7 @@ class _Parser:
             if node.is_Pow:
                 base, exponent = node.args
                 if exponent.is_Rational and base != se.E and exceeds(*fraction(exponent), limit):
-                    raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
+                    raise ParseError(f"exponent {short(exponent, 20)} in {short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
 # --------------------------------------------------------------------------- public API
 
@@ -708,113 +709,3 @@ def parse_equation(
     lhs = parser.run(text, tokens[:split] + [_END])
     rhs = parser.run(text, tokens[split + 1 :], split + 1)
     return lhs, rhs
-
-
-
-_SEPARATORS = re.compile(r"[;\r\n]")
-
-
-def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Split a mechanism into equation texts on newlines and ';' (stripped, empties
-    dropped); ``#`` starts a comment that runs to the end of its line (MechBench's
-    submission format)."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected mechanism text, got {type(text).__name__}")
-    if len(text) > limits.max_chars * limits.max_equations:
-        raise ParseError(f"mechanism is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
-    if "#" in text:
-        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-    parts = [part.strip() for part in _SEPARATORS.split(text)]
-    parts = [part for part in parts if part]
-    if len(parts) > limits.max_equations:
-        raise ParseError(f"{len(parts)} equations, limit {limits.max_equations}")
-    return parts
-
-
-def _is_name(text: str) -> bool:
-    return _NAME_RE.fullmatch(text) is not None and _bad_name_char(text) < 0
-
-
-def _answer_text(name: object, answer: object) -> tuple[str, str]:
-    """Validate one probe answer; numbers (from JSON) become their decimal text."""
-    if not isinstance(name, str) or not _is_name(name.strip()):
-        raise ParseError(f"probe name {name!r} is not a valid name")
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool) and math.isfinite(answer):
-        answer = repr(answer)
-    if not isinstance(answer, str):
-        raise ParseError(f"probe '{name.strip()}': answer must be an expression text, got {type(answer).__name__}")
-    if not answer.strip():
-        raise ParseError(f"probe '{name.strip()}': empty answer")
-    return name.strip(), answer.strip()
-
-
-def parse_probe_answers(
-    value: str | Mapping[str, str] | None, *, limits: Limits = DEFAULT_LIMITS
-) -> dict[str, str]:
-    """Probe answers -> ``{probe name: expression text}``.
-
-    ``value`` is a mapping, a JSON object text ``{"z": "x**2"}``, or lines
-    ``name = expr`` (also ';'-separated).  ``None`` or blank text means no answers.
-    Expressions are returned as raw text, to be parsed with ``parse_expression``.
-    """
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if len(value) > limits.max_chars * limits.max_equations:
-            raise ParseError(f"probe answers are {len(value)} characters long, limit {limits.max_chars * limits.max_equations}")
-        text = value.strip()
-        if not text:
-            return {}
-        if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except (json.JSONDecodeError, RecursionError) as error:
-                message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
-                raise ParseError(f"malformed probe answers JSON: {message}") from None
-            items = list(value.items())
-        else:
-            items = []
-            for line in split_equations(text, limits=limits):
-                name, equals, answer = line.partition("=")
-                if not equals:
-                    raise ParseError(f"probe answer {_short(line)!r} is not of the form 'name = expression'")
-                if answer.lstrip().startswith("="):
-                    raise ParseError(f"probe answer {_short(line)!r}: '==' is not allowed, use a single '='")
-                items.append((name, answer))
-    elif isinstance(value, Mapping):
-        items = list(value.items())
-    else:
-        raise ParseError(f"probe answers must be text or a mapping, got {type(value).__name__}")
-    if len(items) > limits.max_equations:
-        raise ParseError(f"{len(items)} probe answers, limit {limits.max_equations}")
-    answers: dict[str, str] = {}
-    for name, answer in items:
-        name, answer = _answer_text(name, answer)
-        if name in answers:
-            raise ParseError(f"probe '{name}' is answered more than once")
-        answers[name] = answer
-    return answers
-
-
-def reply_equation(text: str, name: str, *, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The one equation of a MechBench probe reply (``#`` comments dropped, lines and ``;``
-    separate equations), which must be ``name = expression``; anything else raises
-    ``ParseError`` (no equation, several, or not an equation)."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected reply text, got {type(text).__name__}")
-    if len(text) > limits.max_chars * limits.max_equations:
-        raise ParseError(f"the reply is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
-    parts = [part.strip() for line in text.splitlines() for part in line.split("#", 1)[0].split(";")]
-    parts = [part for part in parts if part]
-    if not parts:
-        raise ParseError(f"the reply holds no equation; expected exactly one '{name} = expression'")
-    if len(parts) > 1:
-        raise ParseError(f"the reply holds {len(parts)} equations; expected exactly one '{name} = expression'")
-    if "=" not in parts[0]:
-        raise ParseError(f"the reply {_short(parts[0])!r} is not an equation '{name} = expression'")
-    return parts[0]
-
-
-def free_names(expr: se.Basic) -> set[str]:
-    """Names of the free symbols of ``expr``."""
-    return {s.name for s in expr.free_symbols}

@@ -3,13 +3,13 @@ submission: parsed law and probes, data splits, equivalence points and the refer
 values on them."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 import symengine as se
 
+from fastscore.answers import constant_substitutions, read_expression
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
 from fastscore.equivalence import Domain, Quantity, agree, judge
 from fastscore.canonical import count_nodes
@@ -50,21 +50,6 @@ class Reference:
     def columns(self, segment: str) -> slice:
         """Columns of ``domain.points`` that hold a segment's points."""
         return self.segments[segment]
-
-
-def read_expression(text: str, *, target: str, names, allow_new_names: bool = False) -> se.Basic:
-    """Parse ``target = expr`` or a bare ``expr``; the left side, if any, must be the target."""
-    if "=" in text:
-        lhs, rhs = parse_equation(text, names=(*names, target), allow_new_names=allow_new_names)
-        if lhs != symbol(target):
-            raise ValueError(f"left-hand side must be {target!r}, got {str(lhs)!r}")
-        return rhs
-    return parse_expression(text, names=names, allow_new_names=allow_new_names)
-
-
-def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
-    """Declared constants whose value is pi become ``se.pi`` (e.g. MDBench's ``π``)."""
-    return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
 def coefficient_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:

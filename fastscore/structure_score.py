@@ -27,9 +27,10 @@ from typing import Mapping
 import numpy as np
 import symengine as se
 
+from fastscore.answers import split_equations
 from fastscore.equivalence import Quantity, judge
 from fastscore.kernels import UnsupportedExpression
-from fastscore.parse import ParseError, parse_equation, split_equations
+from fastscore.parse import ParseError, parse_equation
 from fastscore.problems import Problem
 from fastscore.reference import Reference, reference_equations
 from fastscore.settings import Settings

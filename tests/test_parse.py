@@ -8,16 +8,14 @@ import pytest
 import symengine as se
 
 import fastscore.parse as parse_module
+from fastscore.answers import free_names, parse_probe_answers, split_equations
 from fastscore.parse import (
     DEFAULT_LIMITS,
     FUNCTIONS,
     Limits,
     ParseError,
-    free_names,
     parse_equation,
     parse_expression,
-    parse_probe_answers,
-    split_equations,
     symbol,
 )
 
