@@ -45,11 +45,11 @@ import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
 from fastscore.answers import read_expression  # noqa: E402
-from fastscore.parse import ParseError  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.tokens import ParseError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"

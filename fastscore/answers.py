@@ -1,7 +1,7 @@
 """Answer texts -> their parts: a mechanism's equation texts, a probe set's answers, a
 MechBench probe reply's one equation, a law's ``target = expr`` or bare ``expr``.
 
-Each format is checked against the ``Limits`` of ``fastscore.parse`` and every error is
+Each format is checked against the ``Limits`` of ``fastscore.tokens`` and every error is
 a one-line ``ParseError``; the parts are then parsed by ``fastscore.parse``.
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 import symengine as se
 
-from fastscore.parse import (DEFAULT_LIMITS, Limits, ParseError, is_name, parse_equation, parse_expression, short,
-                             symbol)
+from fastscore.parse import parse_equation, parse_expression, short, symbol
 from fastscore.problems import Problem
+from fastscore.tokens import DEFAULT_LIMITS, Limits, ParseError, is_name
 
 __all__ = [
     "constant_substitutions",

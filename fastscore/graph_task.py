@@ -10,7 +10,7 @@ import polars as pl
 
 from fastscore.answers import constant_substitutions, read_expression
 from fastscore.graph import render
-from fastscore.parse import ParseError, symbol
+from fastscore.parse import symbol
 from fastscore.problems import Problem, load_problems
 from fastscore.reference import build_reference, reference_equations
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -18,6 +18,7 @@ from fastscore.solve import SolveError, solve_mechanism
 from fastscore.structure import MechanismGraph, mechanism_graph
 from fastscore.structure_score import parse_submitted, points_of, recovered_quantities, roles_of, structure_fields
 from fastscore.sweep import read_sweep
+from fastscore.tokens import ParseError
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,7 @@ submissions have (half of the products have two factors).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -54,41 +52,14 @@ import symengine as se
 
 from fastscore.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
                                 log_magnitude, max_digits, power_digits)
+from fastscore.tokens import DEFAULT_LIMITS, DIGITS, END, OPERATORS, Limits, ParseError, columns, is_name, tokenize
 
 __all__ = [
-    "DEFAULT_LIMITS",
     "FUNCTIONS",
-    "Limits",
-    "ParseError",
     "parse_equation",
     "parse_expression",
     "symbol",
 ]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on the work one submission can cause."""
-
-    max_chars: int = 4000  # characters per expression or equation text
-    max_nodes: int = 1000  # AST nodes (numbers, names, operators, calls)
-    max_depth: int = 64  # nesting: parentheses, calls, unary signs, power exponents
-    max_exponent: float = 1000  # |numeric exponent| allowed in a**b
-    max_equations: int = 64  # equations per mechanism (and answers per probe set)
-
-
-DEFAULT_LIMITS = Limits()
-
-
-class ParseError(ValueError):
-    """Text that is not a valid expression; ``str(error)`` is one human-readable line.
-
-    ``column`` is the 1-based column of the offending text, when meaningful.
-    """
-
-    def __init__(self, message: str, column: int | None = None):
-        super().__init__(message)
-        self.column = column
 
 
 @lru_cache(maxsize=65536)
@@ -160,92 +131,10 @@ FUNCTIONS: Mapping[str, object] = MappingProxyType({name: f for name, (f, _) in 
 
 _CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not declared
 
-# --------------------------------------------------------------------------- tokens
-
-# A token is its text; the END token is "".  Whitespace separates tokens and is
-# skipped.  Alternatives: operator ('^' is power, like '**'), name, number, and any
-# other single character, which is an error.
-_NAME_PATTERN = r"[^\W\d]\w*"
-_NUMBER_PATTERN = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|{_NUMBER_PATTERN}|\S")
-# The same tokens for ASCII text, faster: names are [A-Za-z_][A-Za-z0-9_]* there.
-_ASCII_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|[A-Za-z_][A-Za-z0-9_]*|{_NUMBER_PATTERN}|\S")
-_NAME_RE = re.compile(_NAME_PATTERN)
-_OPERATORS = frozenset(("**", "==", "-", "+", "*", "/", "^", "(", ")", ",", "="))
-# In ASCII text, the tokens that are errors: characters that no operator, name or
-# number contains, and '.' on its own.
-_STRAY_ASCII = frozenset(c for c in map(chr, range(128)) if not re.fullmatch(r"[\s\w*=+\-/^(),]", c))
-_END = ""
-_DIGITS = frozenset("0123456789.")  # first characters of numbers
-_NAME_EXTRA = frozenset("0123456789_")
-
-
-def _bad_name_char(name: str) -> int:
-    """Index of the first character not allowed in a name, or -1."""
-    if name.isascii():
-        return -1
-    for index, char in enumerate(name):
-        if not (char.isalpha() or char in _NAME_EXTRA):
-            return index
-    return -1
-
-
-def is_name(text: str) -> bool:
-    """Whether ``text`` is a valid name (see the module doc)."""
-    return _NAME_RE.fullmatch(text) is not None and _bad_name_char(text) < 0
-
-
-
-def _check_characters(text: str) -> None:
-    """Raise at the first character that is no part of a valid token."""
-    for match in _TOKEN_RE.finditer(text):
-        token, column = match.group(), match.start() + 1
-        if token in _OPERATORS or token[0] in _DIGITS and token != ".":
-            continue
-        if _NAME_RE.fullmatch(token):
-            bad_at = _bad_name_char(token)
-            if bad_at < 0:
-                continue
-            token, column = token[bad_at], column + bad_at
-        raise ParseError(f"unexpected character {token!r} at column {column}", column)
-
-
-def _columns(text: str) -> list[int]:
-    """1-based column of each token of ``text``, then of its END (only for error messages)."""
-    return [match.start() + 1 for match in _TOKEN_RE.finditer(text)] + [len(text) + 1]
-
-
-def _tokenize(text: object, limits: Limits) -> list[str]:
-    """Token texts ending with END; enforces the character, text and node limits."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected expression text, got {type(text).__name__}")
-    if len(text) > limits.max_chars:
-        raise ParseError(f"expression is {len(text)} characters long, limit {limits.max_chars}")
-    if text.isascii():
-        tokens = _ASCII_TOKEN_RE.findall(text)
-        valid = _STRAY_ASCII.isdisjoint(tokens)
-    else:  # a non-ASCII token is a name or an error
-        tokens = _TOKEN_RE.findall(text)
-        valid = _STRAY_ASCII.isdisjoint(tokens) and all(is_name(token) for token in tokens if not token.isascii())
-    if not valid:
-        _check_characters(text)
-    if not tokens:
-        raise ParseError("empty expression")
-    if len(tokens) > limits.max_nodes:
-        # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
-        nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
-        if nodes > limits.max_nodes:
-            raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
-    tokens.append(_END)
-    return tokens
-
-
-
 def short(expr: se.Basic, width: int = 40) -> str:
     """``str(expr)`` cut to ``width`` characters (for error messages)."""
     text = str(expr)
     return text if len(text) <= width else text[: width - 3] + "..."
-
 
 
 # --------------------------------------------------------------------------- parser
@@ -322,7 +211,7 @@ class _Parser:
         self.magnitude = 0.0  # sum of |log10| of the constant calls and powers built (see module doc)
         try:
             expr, _, bound, _ = self._sum()
-            if tokens[self.pos] != _END:
+            if tokens[self.pos] != END:
                 raise self._unexpected(self.pos)
             if bound > self.limits.max_exponent:
                 self._audit_exponents(expr)
@@ -338,7 +227,7 @@ class _Parser:
 
     def _column(self, at: int) -> int:
         """1-based column of token ``at``."""
-        return _columns(self.text)[self.offset + at]
+        return columns(self.text)[self.offset + at]
 
     def _too_deep(self, at: int) -> ParseError:
         column = self._column(at)
@@ -346,9 +235,9 @@ class _Parser:
 
     def _unexpected(self, at: int) -> ParseError:
         token, column = self.tokens[at], self._column(at)
-        if token == _END:
+        if token == END:
             return ParseError(f"expression ends unexpectedly at column {column}", column)
-        if token not in _OPERATORS:
+        if token not in OPERATORS:
             return ParseError(f"missing operator before '{token}' at column {column}", column)
         if token == "==":
             return ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
@@ -362,7 +251,7 @@ class _Parser:
 
     def _unclosed(self, opening: int) -> ParseError:
         """The error when a parenthesised part is followed by something other than ')'."""
-        if self.tokens[self.pos] == _END:
+        if self.tokens[self.pos] == END:
             column = self._column(opening)
             return ParseError(f"missing ')' for '(' at column {column}", column)
         return self._unexpected(self.pos)
@@ -490,7 +379,7 @@ class _Parser:
         base = self.declared.get(token)
         if base is not None and tokens[at + 1] != "(":  # the common atoms first: a declared name
             self.pos = at + 1
-        elif token[:1] in _DIGITS:  # a number
+        elif token[:1] in DIGITS:  # a number
             self.pos = at + 1
             try:
                 base = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
@@ -527,7 +416,7 @@ class _Parser:
         if self.room < 0:
             raise self._too_deep(at)
         token = tokens[at + 1]
-        if token[:1] in _DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
+        if token[:1] in DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
             self.pos = at + 2
             try:
                 exponent = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
@@ -545,7 +434,7 @@ class _Parser:
         if token in _NOT_AN_ATOM:
             column = self._column(at)
             raise ParseError(f"expected a number, name or '(' at column {column}, found '{token}'", column)
-        if token == _END or token == "==" or token == "=":
+        if token == END or token == "==" or token == "=":
             raise self._unexpected(at)
         if self.tokens[at + 1] == "(":
             return self._call(at)
@@ -679,7 +568,7 @@ def parse_expression(
     limits: Limits = DEFAULT_LIMITS,
 ) -> se.Basic:
     """Parse one expression (no '='); ``names`` are the declared quantities."""
-    tokens = _tokenize(text, limits)
+    tokens = tokenize(text, limits)
     return _Parser(names, allow_new_names, limits).run(text, tokens)
 
 
@@ -691,21 +580,21 @@ def parse_equation(
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[se.Basic, se.Basic]:
     """Parse ``lhs = rhs`` (exactly one '='); returns ``(lhs, rhs)``."""
-    tokens = _tokenize(text, limits)
+    tokens = tokenize(text, limits)
     if "==" in tokens:
-        column = _columns(text)[tokens.index("==")]
+        column = columns(text)[tokens.index("==")]
         raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
     if "=" not in tokens:
         raise ParseError("expected an equation 'lhs = rhs', found no '='")
     split = tokens.index("=")
     if tokens.count("=") > 1:
-        column = _columns(text)[tokens.index("=", split + 1)]
+        column = columns(text)[tokens.index("=", split + 1)]
         raise ParseError(f"more than one '=' in an equation (second at column {column})", column)
     if split == 0 or split == len(tokens) - 2:
-        column = _columns(text)[split]
+        column = columns(text)[split]
         side = "left-hand side before" if split == 0 else "right-hand side after"
         raise ParseError(f"missing {side} '=' at column {column}", column)
     parser = _Parser(names, allow_new_names, limits)
-    lhs = parser.run(text, tokens[:split] + [_END])
+    lhs = parser.run(text, tokens[:split] + [END])
     rhs = parser.run(text, tokens[split + 1 :], split + 1)
     return lhs, rhs
