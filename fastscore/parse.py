@@ -17,7 +17,7 @@ recursive-descent parser build SymEngine objects directly from a fixed grammar::
   starting with a digit.  A declared name always means the declared quantity, even
   ``I``, ``E``, ``S``, ``N``, ``gamma`` or ``pi``.  Undeclared ``pi``/``π`` mean
   ``se.pi``; any other undeclared name is an error unless ``allow_new_names``.
-* Calls: only the functions of ``FUNCTIONS``.
+* Calls: only the functions of ``FUNCTIONS`` (``fastscore.functions``).
 * Nothing else: no implicit multiplication, attributes, subscripts, strings,
   keywords or commas outside calls.
 
@@ -44,18 +44,17 @@ submissions have (half of the products have two factors).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from functools import lru_cache
-from types import MappingProxyType
 
 import symengine as se
 
+from fastscore.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
                                 log_magnitude, max_digits, power_digits)
 from fastscore.tokens import DEFAULT_LIMITS, DIGITS, END, OPERATORS, Limits, ParseError, columns, is_name, tokenize
 
 __all__ = [
-    "FUNCTIONS",
     "parse_equation",
     "parse_expression",
     "symbol",
@@ -69,67 +68,7 @@ def symbol(name: str) -> se.Symbol:
 
 
 _ONE = se.Integer(1)
-_LOG_10 = se.log(se.Integer(10))
-_LOG_2 = se.log(se.Integer(2))
-_ONE_THIRD = se.Rational(1, 3)
 
-
-def _cbrt(x):
-    """Principal cube root, ``x**(1/3)``."""
-    return se.Pow(x, _ONE_THIRD)
-
-
-def _log(x, base=None):
-    """Natural logarithm, or ``log(x)/log(base)``.
-
-    (``se.log(x, base)`` compares ``base == None``, which imports SymPy.)
-    """
-    return se.log(x) if base is None else se.log(x) / se.log(base)
-
-
-def _log10(x):
-    return se.log(x) / _LOG_10
-
-
-def _log2(x):
-    return se.log(x) / _LOG_2
-
-
-# name -> (SymEngine callable, allowed argument counts)
-_FUNCTION_TABLE = {
-    "sqrt": (se.sqrt, (1,)),
-    "cbrt": (_cbrt, (1,)),
-    "exp": (se.exp, (1,)),
-    "log": (_log, (1, 2)),
-    "ln": (se.log, (1,)),
-    "log10": (_log10, (1,)),
-    "log2": (_log2, (1,)),
-    "sin": (se.sin, (1,)),
-    "cos": (se.cos, (1,)),
-    "tan": (se.tan, (1,)),
-    "asin": (se.asin, (1,)),
-    "arcsin": (se.asin, (1,)),
-    "acos": (se.acos, (1,)),
-    "arccos": (se.acos, (1,)),
-    "atan": (se.atan, (1,)),
-    "arctan": (se.atan, (1,)),
-    "atan2": (se.atan2, (2,)),  # atan2(y, x)
-    "sinh": (se.sinh, (1,)),
-    "cosh": (se.cosh, (1,)),
-    "tanh": (se.tanh, (1,)),
-    "asinh": (se.asinh, (1,)),
-    "acosh": (se.acosh, (1,)),
-    "atanh": (se.atanh, (1,)),
-    "abs": (se.Abs, (1,)),
-    "Abs": (se.Abs, (1,)),
-}
-
-#: The whitelist: function name -> SymEngine callable.  ``log`` takes 1 argument
-#: (natural log) or 2 (``log(x, base)``), ``atan2`` takes 2 (``atan2(y, x)``), every
-#: other function takes 1.  ``cbrt`` is the principal cube root ``x**(1/3)``.
-FUNCTIONS: Mapping[str, object] = MappingProxyType({name: f for name, (f, _) in _FUNCTION_TABLE.items()})
-
-_CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not declared
 
 def short(expr: se.Basic, width: int = 40) -> str:
     """``str(expr)`` cut to ``width`` characters (for error messages)."""
@@ -443,10 +382,10 @@ class _Parser:
 
     def _name(self, name: str, at: int):
         """The value of an undeclared name (a declared one is its symbol)."""
-        constant = _CONSTANTS.get(name)
+        constant = CONSTANTS.get(name)
         if constant is not None:
             return constant, True, 1, 0
-        if name in _FUNCTION_TABLE:
+        if name in FUNCTION_TABLE:
             column = self._column(at)
             raise ParseError(f"function '{name}' used without arguments at column {column}", column)
         if self.allow_new:
@@ -456,7 +395,7 @@ class _Parser:
 
     def _call(self, at: int):
         name = self.tokens[at]
-        entry = _FUNCTION_TABLE.get(name)
+        entry = FUNCTION_TABLE.get(name)
         if entry is None:
             column = self._column(at)
             if name in self.declared:

@@ -9,7 +9,8 @@ import symengine as se
 
 import fastscore.parse as parse_module
 from fastscore.answers import free_names, parse_probe_answers, split_equations
-from fastscore.parse import FUNCTIONS, parse_equation, parse_expression, symbol
+from fastscore.functions import FUNCTIONS
+from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.tokens import DEFAULT_LIMITS, Limits, ParseError
 
 x, y, z = symbol("x"), symbol("y"), symbol("z")
