@@ -3,7 +3,7 @@ SymEngine callable and argument counts) and the names that mean a constant when 
 declared (``pi``, ``π``).  A new function also needs its instruction in the kernels
 (``kernels/opcodes.py``, ``kernels/evaluate.py``, ``kernels/bounds.py``), its place in
 the tape compiler (``kernels/tape.py``) and in ``fastscore/precision.py``, and may
-have an inverse in ``fastscore/solve.py``.
+have an inverse in ``fastscore/closed_forms.py``.
 """
 
 from __future__ import annotations
