@@ -4,7 +4,8 @@ A mechanism is a set of equations ``lhs = rhs`` (SymEngine expressions built by
 ``fastscore.parse``).  Every free symbol that is not a *known* (input, auxiliary
 input, constant) is an unknown.  The system is checked structurally (bipartite
 matching equations <-> unknowns), block-triangularised (matching + Tarjan SCC, a
-Dulmage-Mendelsohn style decomposition) and solved block by block:
+Dulmage-Mendelsohn style decomposition: ``fastscore.blocks``) and solved block by
+block:
 
 * one equation in one unknown: ``x = expr``, linear, pure powers, quadratics (in
   ``x`` or in a rational power of ``x``) and single-occurrence inversions give
@@ -30,6 +31,7 @@ import numpy as np
 import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
+from fastscore.blocks import blocks, listed, match
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.collector import paused
@@ -40,7 +42,6 @@ from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_lin
 __all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
 
 _RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
-_MAX_LISTED = 8  # unknown names listed in an error message
 
 
 class SolveError(ValueError):
@@ -297,7 +298,7 @@ class _Solver:
         if values is not None:
             for lhs, rhs in equations:
                 if not np.all(self.satisfies(lhs, rhs, nan_ok=True, extra=values)):
-                    raise SolveError(f"the linear block in {_listed(block.unknowns)} is singular on part of the "
+                    raise SolveError(f"the linear block in {listed(block.unknowns)} is singular on part of the "
                                      f"domain ({lhs} = {rhs} fails)")
         for name in block.unknowns:
             self.record(name, solved[name])
@@ -458,70 +459,6 @@ def _agree(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))))
 
 
-# ---------------------------------------------------------------- structure
-
-
-def _match(equation_unknowns: list[set[str]], unknowns: list[str]) -> dict[int, str]:
-    """Maximum bipartite matching equation index -> unknown (augmenting paths)."""
-    owner: dict[str, int] = {}
-
-    def augment(i: int, seen: set[str]) -> bool:
-        for u in sorted(equation_unknowns[i]):
-            if u in seen:
-                continue
-            seen.add(u)
-            if u not in owner or augment(owner[u], seen):
-                owner[u] = i
-                return True
-        return False
-
-    for i in range(len(equation_unknowns)):
-        augment(i, set())
-    return {i: u for u, i in owner.items()}
-
-
-def _blocks(equation_unknowns: list[set[str]], matching: dict[int, str]) -> list[list[int]]:
-    """Strongly connected components of the equation dependency graph, dependencies first."""
-    solver_of = {u: i for i, u in matching.items()}
-    edges = {i: [solver_of[u] for u in equation_unknowns[i] if u != matching[i]] for i in matching}
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on_stack: set[int] = set()
-    out: list[list[int]] = []
-
-    def visit(v: int) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            out.append(sorted(component))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
-
-
-def _listed(names) -> str:
-    names = sorted(names)
-    more = ", ..." if len(names) > _MAX_LISTED else ""
-    return ", ".join(names[:_MAX_LISTED]) + more
-
-
 def solve_mechanism(
     equations: Sequence[tuple[se.Basic, se.Basic]],
     *,
@@ -561,13 +498,13 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
     solver = _Solver(known, points, budget)
-    matching = _match(equation_unknowns, unknowns)
+    matching = match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)
     if free:
-        raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({_listed(free)} not fixed)")
+        raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({listed(free)} not fixed)")
     extra = [i for i in range(n_eq) if i not in matching]
-    for block in _blocks(equation_unknowns, matching):
+    for block in blocks(equation_unknowns, matching):
         solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
     for i in extra:  # a name fixed by several equations: they must agree
         lhs, rhs = (solver.substitute(side) for side in equations[i])
