@@ -35,9 +35,10 @@ from fastscore.blocks import blocks, listed, match
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.collector import paused
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, warm_up
+from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
 from fastscore.kernels.roots import compile_block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
+from fastscore.warm import warm_up
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
 

@@ -9,7 +9,6 @@ from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
 from .screen import Screen, classify, screen, worst
 from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
-from .warm import warm_up
 
 __all__ = [
     "METRICS",
@@ -25,6 +24,5 @@ __all__ = [
     "pack",
     "screen",
     "split_metrics",
-    "warm_up",
     "worst",
 ]

@@ -8,15 +8,13 @@ from functools import cache
 import numpy as np
 import symengine as se
 
+from fastscore.kernels import compile_tape, evaluate, split_metrics
+from fastscore.kernels.roots import compile_block, solve_block
+
 
 @cache
 def warm_up() -> None:
     """Run each kernel once on a tiny input."""
-    from .evaluate import evaluate
-    from .metrics import split_metrics
-    from .roots import compile_block, solve_block
-    from .tape import compile_tape
-
     x, u = se.Symbol("x"), se.Symbol("u")
     X = np.array([[1.0, 2.0]])
     split_metrics(evaluate(compile_tape(x * x + 1, ["x"]), X), np.array([2.0, 5.0]))
