@@ -35,12 +35,12 @@ from fastscore.blocks import blocks, listed, match
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.collector import paused
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
-from fastscore.kernels.roots import compile_block, solve_block
+from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, pack
+from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
 from fastscore.warm import warm_up
 
-__all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
+__all__ = ["SolveError", "SolveTimeout", "Solution", "compile_block", "solve_mechanism"]
 
 _RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
 
@@ -178,6 +178,18 @@ def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int) -> np.nd
     for i, name in enumerate(names):
         X[i] = env[name]
     return X
+
+
+def compile_block(residuals: Sequence[se.Basic], given: Sequence[str], unknowns: Sequence[str]) -> Block:
+    """The root-finding ``Block`` of ``residuals`` (all zero at a solution) in ``given``
+    and ``unknowns``: the residuals and their Jacobian (by ``se.diff``), compiled to tapes."""
+    if len(residuals) != len(unknowns):
+        raise ValueError(f"{len(residuals)} residuals for {len(unknowns)} unknowns")
+    variables = list(given) + list(unknowns)
+    symbols = [se.Symbol(u) for u in unknowns]
+    exprs = list(residuals) + [se.diff(r, s) for r in residuals for s in symbols]
+    batch = pack([compile_tape(e, variables) for e in exprs])
+    return Block(batch, tuple(given), tuple(unknowns))
 
 
 def _evaluable(expr: se.Basic) -> bool:
