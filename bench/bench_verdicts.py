@@ -190,7 +190,7 @@ STAGES = [
     ("score.py", "_build_candidate", "parse (read_expression + count_nodes)"),
     ("parse.py", "parse_expression", "  of which parse_expression"),
     ("score.py", "_evaluate", "evaluate distinct candidates (tapes + kernel)"),
-    ("tape.py", "compile_tape", "  of which compile_tape (Python)"),
+    ("compile.py", "compile_tape", "  of which compile_tape (Python)"),
     ("evaluate.py", "evaluate_batch", "  of which the Numba kernel"),
     ("score.py", "_judge_law", "judge law + split metrics"),
     ("equivalence.py", "judge", "  equivalence.judge"),

@@ -27,7 +27,8 @@ import symengine as se
 
 from fastscore.answers import split_equations
 from fastscore.canonical import count_nodes
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
+from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.kernels import evaluate
 from fastscore.parse import parse_equation
 from fastscore.protocol import DEFAULT_BUDGET, EXTRAS
 from fastscore.public import PublicTask, excerpt, one_line

@@ -2,7 +2,7 @@
 SymEngine callable and argument counts) and the names that mean a constant when not
 declared (``pi``, ``π``).  A new function also needs its instruction in the kernels
 (``kernels/opcodes.py``, ``kernels/evaluate.py``, ``kernels/bounds.py``), its place in
-the tape compiler (``kernels/tape.py``) and in ``fastscore/precision.py``, and may
+the tape compiler (``fastscore/compile.py``) and in ``fastscore/precision.py``, and may
 have an inverse in ``fastscore/closed_forms.py``.
 """
 

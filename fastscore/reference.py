@@ -13,7 +13,8 @@ from fastscore.answers import constant_substitutions, read_expression
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
 from fastscore.equivalence import Domain, Quantity, agree, judge
 from fastscore.canonical import count_nodes
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
+from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.kernels import evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings

@@ -22,8 +22,9 @@ import symengine as se
 from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.canonical import count_nodes
 from fastscore.collector import paused
+from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.equivalence import Quantity, Verdict, judge
-from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
+from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
 from fastscore.reference import Reference
 from fastscore.settings import DEFAULT_SETTINGS, Settings

@@ -34,8 +34,9 @@ from symengine.lib.symengine_wrapper import sympy2symengine
 from fastscore.blocks import blocks, listed, match
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
+from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.collector import paused
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, pack
+from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
 from fastscore.warm import warm_up

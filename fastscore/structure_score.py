@@ -29,7 +29,7 @@ import symengine as se
 
 from fastscore.answers import split_equations
 from fastscore.equivalence import Quantity, judge
-from fastscore.kernels import UnsupportedExpression
+from fastscore.compile import UnsupportedExpression
 from fastscore.parse import parse_equation
 from fastscore.problems import Problem
 from fastscore.reference import Reference, reference_equations

@@ -8,7 +8,8 @@ from functools import cache
 import numpy as np
 import symengine as se
 
-from fastscore.kernels import compile_tape, evaluate, pack, split_metrics
+from fastscore.compile import compile_tape
+from fastscore.kernels import evaluate, pack, split_metrics
 from fastscore.kernels.roots import Block, solve_block
 
 

@@ -9,7 +9,8 @@ import symengine as se
 
 from external import MDBENCH, requires_mdbench
 from fastscore.data import sample_inputs
-from fastscore.kernels import compile_tape, evaluate
+from fastscore.compile import compile_tape
+from fastscore.kernels import evaluate
 from fastscore.kernels.roots import solve_block
 from fastscore.parse import parse_equation
 from fastscore.problems import load_problems
