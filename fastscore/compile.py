@@ -14,7 +14,8 @@ it does not invalidate Numba's cache of them.  It:
   SQRT, ``x**(1/3)`` as CBRT (NaN for a negative base: SymEngine's principal root is
   complex there), ``exp(u)`` (``E**u``) as EXP, anything else as POW;
 - fuses a constant or variable operand into the binary instruction using it and
-  orders commutative operands deepest first, keeping tapes short and stacks shallow;
+  orders commutative operands deepest first, keeping tapes short and stacks shallow
+  (``fastscore.instructions``);
 - keeps shared subexpressions shared when the tree is large: an expression whose tree
   has more than ``MAX_TREE_NODES`` nodes (a 20-step chain ``a_i = sin(a_{i-1}) +
   cos(a_{i-1})`` is a tree of 2**20 nodes over 60 distinct ones) is compiled over its
@@ -28,11 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from operator import attrgetter
 
 import numpy as np
 import symengine as se
 
+from fastscore.instructions import DEPTH, Code, binary, chain, push_const
 from fastscore.kernels import opcodes as op
 from fastscore.kernels.tape import Tape
 
@@ -71,15 +72,6 @@ _UNARY = {
 }
 """SymEngine one-argument function -> instructions applied to its argument (an
 RDIV_C here means ``1 / top``)."""
-
-_FUSED = {
-    # op: (with constant right, with constant left, with variable right, with variable left)
-    op.ADD: (op.ADD_C, op.ADD_C, op.ADD_V, op.ADD_V),
-    op.SUB: (op.ADD_C, op.RSUB_C, op.SUB_V, op.RSUB_V),
-    op.MUL: (op.MUL_C, op.MUL_C, op.MUL_V, op.MUL_V),
-    op.DIV: (op.DIV_C, op.RDIV_C, op.DIV_V, op.RDIV_V),
-}
-
 
 class UnsupportedExpression(ValueError):
     """The expression holds a node (or a free symbol) that tapes cannot evaluate."""
@@ -127,76 +119,6 @@ def _variable_index(variables: Sequence[str]) -> tuple[dict[str, int], tuple[str
 def _names_index(variables: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
     """``_variable_index`` of a tuple (not read back unless its names are strings)."""
     return _variable_index(list(variables))
-
-
-class _Code:
-    """Instructions of one subexpression as parallel ``ops``/``args`` lists;
-    ``constant``/``variable`` are set for a lone PUSH_CONST/PUSH_VAR (the operand a
-    binary instruction can fuse).  A code is consumed by the node using it: ``then``
-    and ``_binary`` extend it in place (no copy per tree level)."""
-
-    __slots__ = ("ops", "args", "depth", "constant", "variable")
-
-    def __init__(self, ops: list[int], args: list[float], depth: int,
-                 constant: float | None = None, variable: int | None = None):
-        self.ops = ops
-        self.args = args
-        self.depth = depth
-        self.constant = constant
-        self.variable = variable
-
-    def then(self, code: int, arg: float = 0.0) -> _Code:
-        """Append one in-place (depth-neutral) instruction."""
-        self.ops.append(code)
-        self.args.append(arg)
-        self.constant = self.variable = None
-        return self
-
-
-def _push_const(value: float) -> _Code:
-    value = float(value)
-    return _Code([op.PUSH_CONST], [value], 1, constant=value)
-
-
-def _binary(code: int, left: _Code, right: _Code) -> _Code:
-    """``left code right``, fusing a constant or variable operand when possible."""
-    fused = _FUSED.get(code)
-    if fused is not None:
-        c_right, c_left, v_right, v_left = fused
-        if (c := right.constant) is not None:
-            return left.then(c_right, -c if code == op.SUB else c)
-        if (c := left.constant) is not None:
-            return right.then(c_left, c)
-        if (v := right.variable) is not None:
-            return left.then(v_right, v)
-        if (v := left.variable) is not None:
-            return right.then(v_left, v)
-    elif code == op.POW and (c := right.constant) is not None:
-        return left.then(op.POW_C, c)
-    if (code == op.ADD or code == op.MUL) and right.depth > left.depth:
-        left, right = right, left
-    left.ops += right.ops
-    left.args += right.args
-    left.depth = max(left.depth, right.depth + 1)
-    return left.then(code)
-
-
-_DEPTH = attrgetter("depth")
-
-
-def _chain(code: int, parts: list[_Code]) -> _Code:
-    """Left fold of a commutative op, deepest operands first (stable for equal depths)."""
-    if len(parts) == 1:
-        return parts[0]
-    if len(parts) == 2:
-        if parts[1].depth > parts[0].depth:
-            parts = parts[::-1]
-    else:
-        parts = sorted(parts, key=_DEPTH, reverse=True)  # reverse=True keeps ties in order
-    result = parts[0]
-    for part in parts[1:]:
-        result = _binary(code, result, part)
-    return result
 
 
 def _constant_value(expr: se.Basic) -> float:
@@ -296,7 +218,7 @@ class _Compiler:
         self.n_variables = 0
         self.budget = MAX_TREE_NODES
 
-    def emit(self, expr: se.Basic) -> _Code:
+    def emit(self, expr: se.Basic) -> Code:
         self.budget -= 1
         if self.budget < 0:
             raise _TreeTooLarge
@@ -305,7 +227,7 @@ class _Compiler:
             return self._other(expr)
         return method(self, expr)
 
-    def _symbol(self, expr: se.Basic) -> _Code:
+    def _symbol(self, expr: se.Basic) -> Code:
         name = str(expr)
         index = self.index.get(name)
         if index is None:
@@ -314,16 +236,16 @@ class _Compiler:
             )
         if index >= self.n_variables:
             self.n_variables = index + 1
-        return _Code([op.PUSH_VAR], [float(index)], 1, None, index)
+        return Code([op.PUSH_VAR], [float(index)], 1, None, index)
 
-    def _constant(self, expr: se.Basic) -> _Code:
-        return _push_const(_constant_value(expr))
+    def _constant(self, expr: se.Basic) -> Code:
+        return push_const(_constant_value(expr))
 
-    def _folded(self, expr: se.Basic, code: _Code | None) -> _Code:
+    def _folded(self, expr: se.Basic, code: Code | None) -> Code:
         """``code``, or the folded constant when no operand depends on a variable."""
-        return _push_const(_constant_value(expr)) if code is None else code
+        return push_const(_constant_value(expr)) if code is None else code
 
-    def _other(self, expr: se.Basic) -> _Code:
+    def _other(self, expr: se.Basic) -> Code:
         if expr.is_Symbol:
             return self._symbol(expr)
         if expr.is_Number or not expr.args:
@@ -333,22 +255,22 @@ class _Compiler:
             name = f"undefined function {expr.get_name()}"
         raise UnsupportedExpression(f"unsupported expression node {name}: {expr}")
 
-    def _unary(self, expr: se.Basic) -> _Code:
+    def _unary(self, expr: se.Basic) -> Code:
         code = self.emit(expr.args[0])
         if code.constant is not None:
-            return _push_const(_constant_value(expr))
+            return push_const(_constant_value(expr))
         for instruction in _UNARY_CODE[type(expr)]:
             code.then(*instruction)
         return code
 
-    def _atan2(self, expr: se.Basic) -> _Code:
+    def _atan2(self, expr: se.Basic) -> Code:
         y, x = expr.args
         left, right = self.emit(y), self.emit(x)
         if left.constant is not None and right.constant is not None:
-            return _push_const(_constant_value(expr))
-        return _binary(op.ATAN2, left, right)
+            return push_const(_constant_value(expr))
+        return binary(op.ATAN2, left, right)
 
-    def _add(self, expr: se.Basic) -> _Code:
+    def _add(self, expr: se.Basic) -> Code:
         constants, plus, minus = [], [], []
         for term in expr.args:
             if type(term) is se.Mul:
@@ -363,22 +285,22 @@ class _Compiler:
             else:
                 (minus if negative else plus).append(code)
         if not plus and not minus:
-            return _push_const(_constant_value(expr))
+            return push_const(_constant_value(expr))
         if constants:  # a lone constant term is its own sum
             constant = _constant_value(constants[0] if len(constants) == 1 else se.Add(*constants))
         else:
             constant = 0.0
         if not plus:  # -a - b + c  ->  c - (a + b)
-            total = _chain(op.ADD, minus)
+            total = chain(op.ADD, minus)
             return total.then(op.RSUB_C, constant) if constants else total.then(op.NEG)
-        result = _chain(op.ADD, plus)
+        result = chain(op.ADD, plus)
         if len(minus) > 1:
-            minus = sorted(minus, key=_DEPTH, reverse=True)
+            minus = sorted(minus, key=DEPTH, reverse=True)
         for part in minus:
-            result = _binary(op.SUB, result, part)
+            result = binary(op.SUB, result, part)
         return result.then(op.ADD_C, constant) if constants else result
 
-    def _mul(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> _Code:
+    def _mul(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> Code:
         """``args``: ``expr.args`` when the caller already has them."""
         constants, numerator, denominator = [], [], []
         for factor in expr.args if args is None else args:
@@ -404,7 +326,7 @@ class _Compiler:
             else:
                 numerator.append(code)
         if not numerator and not denominator:
-            return _push_const(_constant_value(expr))
+            return push_const(_constant_value(expr))
         if not constants:
             p = q = 1.0
         else:
@@ -415,21 +337,21 @@ class _Compiler:
                 p, q = _constant_value(coefficient), 1.0
         negate = p == -1.0 and numerator
         if numerator:
-            top = _chain(op.MUL, numerator)
+            top = chain(op.MUL, numerator)
             if p != 1.0 and p != -1.0:
                 top.then(op.MUL_C, p)
         else:
-            top = _push_const(p)
+            top = push_const(p)
         if denominator:
-            bottom = _chain(op.MUL, denominator)
+            bottom = chain(op.MUL, denominator)
             if q != 1.0:
                 bottom.then(op.MUL_C, q)
-            result = _binary(op.DIV, top, bottom)
+            result = binary(op.DIV, top, bottom)
         else:
             result = top.then(op.DIV_C, q) if q != 1.0 else top
         return result.then(op.NEG) if negate else result
 
-    def _pow(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> _Code:
+    def _pow(self, expr: se.Basic, args: tuple[se.Basic, ...] | None = None) -> Code:
         """``args``: ``expr.args`` when the caller already has them."""
         base, exponent = expr.args if args is None else args
         if type(base) is _EXP1:
@@ -439,14 +361,14 @@ class _Compiler:
         if not exponent.is_Number:
             power = self.emit(exponent)
             if power.constant is None:
-                return _binary(op.POW, code, power)
+                return binary(op.POW, code, power)
         if code.constant is not None:
             return self._folded(expr, None)
         value = _constant_value(exponent)
         return self._power(code, value, _is_third(exponent, value))
 
     @staticmethod
-    def _power(code: _Code, value: float, third: bool) -> _Code:
+    def _power(code: Code, value: float, third: bool) -> Code:
         """``code ** exponent`` for an exponent without free symbols, of float64 value
         ``value``; ``third``: the exponent is exactly ``±1/3``."""
         if third:
@@ -489,12 +411,12 @@ class _SharingCompiler(_Compiler):
         self.bodies: list[tuple[list[int], list[float]]] = []
         self.constants: dict[se.Basic, float] = {}
 
-    def emit(self, expr: se.Basic) -> _Code:
+    def emit(self, expr: se.Basic) -> Code:
         if self.uses.get(expr, 0) < 2:
             return super().emit(expr)
         value = self.constants.get(expr)
         if value is not None:
-            return _push_const(value)
+            return push_const(value)
         known = self.shared.get(expr, False)
         if known is False:
             code = super().emit(expr)
@@ -509,7 +431,7 @@ class _SharingCompiler(_Compiler):
         elif known is None:
             return super().emit(expr)
         body, depth = known
-        return _Code([_REFERENCE], [float(body)], depth)
+        return Code([_REFERENCE], [float(body)], depth)
 
     def compile(self, expr: se.Basic) -> tuple[list[int], list[float], int]:
         """Instructions and depth of ``expr`` (kept rows included in the depth)."""
