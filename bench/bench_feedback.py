@@ -56,7 +56,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fastscore.kernels import compile_tape, evaluate  # noqa: E402
+from fastscore.compile import compile_tape  # noqa: E402
+from fastscore.kernels import evaluate  # noqa: E402
 from fastscore.parse import parse_equation, parse_expression  # noqa: E402
 from fastscore.protocol import DEFAULT_BUDGET  # noqa: E402
 

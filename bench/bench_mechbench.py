@@ -39,12 +39,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
-from fastscore.kernels import warm_up  # noqa: E402
-from fastscore.parse import parse_equation, split_equations  # noqa: E402
+from fastscore.answers import split_equations  # noqa: E402
+from fastscore.parse import parse_equation  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference, solve_reference_mechanism  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.warm import warm_up  # noqa: E402
 from mechbench_study import study  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "external" / "mechbench-tasks"

@@ -44,11 +44,12 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
-from fastscore.parse import ParseError  # noqa: E402
+from fastscore.answers import read_expression  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference, read_expression  # noqa: E402
+from fastscore.reference import build_reference  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.tokens import ParseError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
@@ -189,7 +190,7 @@ STAGES = [
     ("score.py", "_build_candidate", "parse (read_expression + count_nodes)"),
     ("parse.py", "parse_expression", "  of which parse_expression"),
     ("score.py", "_evaluate", "evaluate distinct candidates (tapes + kernel)"),
-    ("tape.py", "compile_tape", "  of which compile_tape (Python)"),
+    ("compile.py", "compile_tape", "  of which compile_tape (Python)"),
     ("evaluate.py", "evaluate_batch", "  of which the Numba kernel"),
     ("score.py", "_judge_law", "judge law + split metrics"),
     ("equivalence.py", "judge", "  equivalence.judge"),

@@ -51,7 +51,8 @@ import symengine as se
 
 from fastscore.agreement import agrees
 from fastscore.canonical import prove_equal
-from fastscore.kernels import Screen, Tape, classify, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.compile import compile_tape
+from fastscore.kernels import Screen, Tape, classify, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 

@@ -25,12 +25,15 @@ import math
 import numpy as np
 import symengine as se
 
+from fastscore.answers import split_equations
 from fastscore.canonical import count_nodes
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
-from fastscore.parse import DEFAULT_LIMITS, ParseError, parse_equation, split_equations
+from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.kernels import evaluate
+from fastscore.parse import parse_equation
 from fastscore.protocol import DEFAULT_BUDGET, EXTRAS
 from fastscore.public import PublicTask, excerpt, one_line
 from fastscore.solve import SolveError, solve_mechanism
+from fastscore.tokens import DEFAULT_LIMITS, ParseError
 
 __all__ = ["METRIC_KEYS", "RTOL", "feedback", "train_metrics"]
 

@@ -8,15 +8,17 @@ from typing import Mapping
 
 import polars as pl
 
+from fastscore.answers import constant_substitutions, read_expression
 from fastscore.graph import render
-from fastscore.parse import ParseError, symbol
+from fastscore.parse import symbol
 from fastscore.problems import Problem, load_problems
-from fastscore.reference import build_reference, constant_substitutions, read_expression, reference_equations
+from fastscore.reference import build_reference, reference_equations
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import SolveError, solve_mechanism
 from fastscore.structure import MechanismGraph, mechanism_graph
 from fastscore.structure_score import parse_submitted, points_of, recovered_quantities, roles_of, structure_fields
 from fastscore.sweep import read_sweep
+from fastscore.tokens import ParseError
 
 
 @dataclass(frozen=True)

@@ -77,10 +77,11 @@ import numpy as np
 import yaml
 
 from fastscore.data import sample_inputs
-from fastscore.parse import ParseError, parse_equation, parse_expression
+from fastscore.parse import parse_equation, parse_expression
 from fastscore.problems import Constant, Equation, FieldReader, Probe, Problem, Variable
 from fastscore.reference import solve_reference_mechanism
 from fastscore.solve import SolveError
+from fastscore.tokens import ParseError
 
 __all__ = [
     "Edit", "Family", "FamilyError", "Mechanism", "Mutation", "Relation", "Term", "apply_mutation", "compose",

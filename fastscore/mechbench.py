@@ -39,9 +39,10 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
-from fastscore.parse import ParseError, parse_expression
+from fastscore.parse import parse_expression
 from fastscore.problems import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
                                 Variable, register_problem_format)
+from fastscore.tokens import ParseError
 
 __all__ = ["TASK_KEYS", "ROLES", "is_task", "problem_from_task", "problem_from_answer", "answer_paths",
            "public_problem", "data_columns", "write_task_folder", "parse_task_name"]

@@ -17,7 +17,7 @@ recursive-descent parser build SymEngine objects directly from a fixed grammar::
   starting with a digit.  A declared name always means the declared quantity, even
   ``I``, ``E``, ``S``, ``N``, ``gamma`` or ``pi``.  Undeclared ``pi``/``π`` mean
   ``se.pi``; any other undeclared name is an error unless ``allow_new_names``.
-* Calls: only the functions of ``FUNCTIONS``.
+* Calls: only the functions of ``FUNCTIONS`` (``fastscore.functions``).
 * Nothing else: no implicit multiplication, attributes, subscripts, strings,
   keywords or commas outside calls.
 
@@ -44,60 +44,21 @@ submissions have (half of the products have two factors).
 
 from __future__ import annotations
 
-import json
-import math
-import re
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from fractions import Fraction
+from collections.abc import Collection
 from functools import lru_cache
-from types import MappingProxyType
 
 import symengine as se
 
+from fastscore.functions import CONSTANTS, FUNCTION_TABLE
+from fastscore.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
+                                log_magnitude, max_digits, power_digits)
+from fastscore.tokens import DEFAULT_LIMITS, DIGITS, END, OPERATORS, Limits, ParseError, columns, is_name, tokenize
+
 __all__ = [
-    "DEFAULT_LIMITS",
-    "FUNCTIONS",
-    "Limits",
-    "ParseError",
-    "free_names",
     "parse_equation",
     "parse_expression",
-    "parse_probe_answers",
-    "reply_equation",
-    "split_equations",
     "symbol",
 ]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on the work one submission can cause."""
-
-    max_chars: int = 4000  # characters per expression or equation text
-    max_nodes: int = 1000  # AST nodes (numbers, names, operators, calls)
-    max_depth: int = 64  # nesting: parentheses, calls, unary signs, power exponents
-    max_exponent: float = 1000  # |numeric exponent| allowed in a**b
-    max_equations: int = 64  # equations per mechanism (and answers per probe set)
-
-
-DEFAULT_LIMITS = Limits()
-
-MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
-MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
-MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
-FLOAT_DIGITS = 308  # an exact number of at most this many digits is finite in float64
-
-
-class ParseError(ValueError):
-    """Text that is not a valid expression; ``str(error)`` is one human-readable line.
-
-    ``column`` is the 1-based column of the offending text, when meaningful.
-    """
-
-    def __init__(self, message: str, column: int | None = None):
-        super().__init__(message)
-        self.column = column
 
 
 @lru_cache(maxsize=65536)
@@ -107,276 +68,12 @@ def symbol(name: str) -> se.Symbol:
 
 
 _ONE = se.Integer(1)
-_LOG_10 = se.log(se.Integer(10))
-_LOG_2 = se.log(se.Integer(2))
-_ONE_THIRD = se.Rational(1, 3)
 
 
-def _cbrt(x):
-    """Principal cube root, ``x**(1/3)``."""
-    return se.Pow(x, _ONE_THIRD)
-
-
-def _log(x, base=None):
-    """Natural logarithm, or ``log(x)/log(base)``.
-
-    (``se.log(x, base)`` compares ``base == None``, which imports SymPy.)
-    """
-    return se.log(x) if base is None else se.log(x) / se.log(base)
-
-
-def _log10(x):
-    return se.log(x) / _LOG_10
-
-
-def _log2(x):
-    return se.log(x) / _LOG_2
-
-
-# name -> (SymEngine callable, allowed argument counts)
-_FUNCTION_TABLE = {
-    "sqrt": (se.sqrt, (1,)),
-    "cbrt": (_cbrt, (1,)),
-    "exp": (se.exp, (1,)),
-    "log": (_log, (1, 2)),
-    "ln": (se.log, (1,)),
-    "log10": (_log10, (1,)),
-    "log2": (_log2, (1,)),
-    "sin": (se.sin, (1,)),
-    "cos": (se.cos, (1,)),
-    "tan": (se.tan, (1,)),
-    "asin": (se.asin, (1,)),
-    "arcsin": (se.asin, (1,)),
-    "acos": (se.acos, (1,)),
-    "arccos": (se.acos, (1,)),
-    "atan": (se.atan, (1,)),
-    "arctan": (se.atan, (1,)),
-    "atan2": (se.atan2, (2,)),  # atan2(y, x)
-    "sinh": (se.sinh, (1,)),
-    "cosh": (se.cosh, (1,)),
-    "tanh": (se.tanh, (1,)),
-    "asinh": (se.asinh, (1,)),
-    "acosh": (se.acosh, (1,)),
-    "atanh": (se.atanh, (1,)),
-    "abs": (se.Abs, (1,)),
-    "Abs": (se.Abs, (1,)),
-}
-
-#: The whitelist: function name -> SymEngine callable.  ``log`` takes 1 argument
-#: (natural log) or 2 (``log(x, base)``), ``atan2`` takes 2 (``atan2(y, x)``), every
-#: other function takes 1.  ``cbrt`` is the principal cube root ``x**(1/3)``.
-FUNCTIONS: Mapping[str, object] = MappingProxyType({name: f for name, (f, _) in _FUNCTION_TABLE.items()})
-
-_CONSTANTS = {"pi": se.pi, "π": se.pi}  # meaning of these names when not declared
-
-# --------------------------------------------------------------------------- tokens
-
-# A token is its text; the END token is "".  Whitespace separates tokens and is
-# skipped.  Alternatives: operator ('^' is power, like '**'), name, number, and any
-# other single character, which is an error.
-_NAME_PATTERN = r"[^\W\d]\w*"
-_NUMBER_PATTERN = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|{_NAME_PATTERN}|{_NUMBER_PATTERN}|\S")
-# The same tokens for ASCII text, faster: names are [A-Za-z_][A-Za-z0-9_]* there.
-_ASCII_TOKEN_RE = re.compile(rf"\*\*|==|[-+*/^(),=]|[A-Za-z_][A-Za-z0-9_]*|{_NUMBER_PATTERN}|\S")
-_NAME_RE = re.compile(_NAME_PATTERN)
-_OPERATORS = frozenset(("**", "==", "-", "+", "*", "/", "^", "(", ")", ",", "="))
-# In ASCII text, the tokens that are errors: characters that no operator, name or
-# number contains, and '.' on its own.
-_STRAY_ASCII = frozenset(c for c in map(chr, range(128)) if not re.fullmatch(r"[\s\w*=+\-/^(),]", c))
-_END = ""
-_DIGITS = frozenset("0123456789.")  # first characters of numbers
-_NAME_EXTRA = frozenset("0123456789_")
-
-
-def _bad_name_char(name: str) -> int:
-    """Index of the first character not allowed in a name, or -1."""
-    if name.isascii():
-        return -1
-    for index, char in enumerate(name):
-        if not (char.isalpha() or char in _NAME_EXTRA):
-            return index
-    return -1
-
-
-def _check_characters(text: str) -> None:
-    """Raise at the first character that is no part of a valid token."""
-    for match in _TOKEN_RE.finditer(text):
-        token, column = match.group(), match.start() + 1
-        if token in _OPERATORS or token[0] in _DIGITS and token != ".":
-            continue
-        if _NAME_RE.fullmatch(token):
-            bad_at = _bad_name_char(token)
-            if bad_at < 0:
-                continue
-            token, column = token[bad_at], column + bad_at
-        raise ParseError(f"unexpected character {token!r} at column {column}", column)
-
-
-def _columns(text: str) -> list[int]:
-    """1-based column of each token of ``text``, then of its END (only for error messages)."""
-    return [match.start() + 1 for match in _TOKEN_RE.finditer(text)] + [len(text) + 1]
-
-
-def _tokenize(text: object, limits: Limits) -> list[str]:
-    """Token texts ending with END; enforces the character, text and node limits."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected expression text, got {type(text).__name__}")
-    if len(text) > limits.max_chars:
-        raise ParseError(f"expression is {len(text)} characters long, limit {limits.max_chars}")
-    if text.isascii():
-        tokens = _ASCII_TOKEN_RE.findall(text)
-        valid = _STRAY_ASCII.isdisjoint(tokens)
-    else:  # a non-ASCII token is a name or an error
-        tokens = _TOKEN_RE.findall(text)
-        valid = _STRAY_ASCII.isdisjoint(tokens) and all(_is_name(token) for token in tokens if not token.isascii())
-    if not valid:
-        _check_characters(text)
-    if not tokens:
-        raise ParseError("empty expression")
-    if len(tokens) > limits.max_nodes:
-        # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
-        nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
-        if nodes > limits.max_nodes:
-            raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
-    tokens.append(_END)
-    return tokens
-
-
-@lru_cache(maxsize=4096)
-def _literal(text: str) -> tuple[se.Basic, bool, int, int]:
-    """The parsed value of a numeric literal: its exact Integer or Rational, and a bound on its digits."""
-    if text.isdigit() and len(text) <= 18:
-        return se.Integer(int(text)), True, 1, len(text)
-    mantissa, _, exponent_text = text.lower().partition("e")
-    if len(exponent_text.lstrip("+-").lstrip("0")) > 6:
-        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
-    exponent = int(exponent_text) if exponent_text else 0
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    if not digits:
-        return se.Integer(0), True, 1, 1
-    if len(digits.rstrip("0")) > MAX_SIGNIFICANT_DIGITS:
-        raise ValueError(f"more than {MAX_SIGNIFICANT_DIGITS} significant digits")
-    # decimal exponent of the leading digit: digits has len(whole+fraction) - len(digits) leading zeros
-    leading = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + exponent
-    if abs(leading) > MAX_DECIMAL_EXPONENT:
-        raise ValueError(f"decimal exponent beyond ±{MAX_DECIMAL_EXPONENT}")
-    if leading >= FLOAT_DIGITS and not _float_range(int(digits) * 10 ** (leading + 1 - len(digits))):
-        raise ValueError("beyond the float64 range (about 1.8e308)")
-    scale = exponent - len(fraction)
-    if scale >= 0:
-        return se.Integer(int(digits) * 10**scale), True, 1, len(digits) + scale
-    return se.Rational(int(digits), 10**-scale), True, 1, max(len(digits), 1 - scale)
-
-
-def _float_range(p: int, q: int = 1) -> bool:
-    """Whether ``p/q`` rounds to a finite float64."""
-    try:
-        p / q
-    except OverflowError:
-        return False
-    return True
-
-
-def _short(expr: se.Basic, width: int = 40) -> str:
+def short(expr: se.Basic, width: int = 40) -> str:
+    """``str(expr)`` cut to ``width`` characters (for error messages)."""
     text = str(expr)
     return text if len(text) <= width else text[: width - 3] + "..."
-
-
-@lru_cache(maxsize=1024)
-def _fraction(number: se.Basic) -> tuple[int, int]:
-    """Numerator and denominator of an exact Integer/Rational (cached: exponents recur)."""
-    if isinstance(number, se.Integer):
-        return int(number), 1
-    return int(number.p), int(number.q)
-
-
-def _exceeds(p: int, q: int, limit: float) -> bool:
-    """|p/q| > limit, exactly and without float overflow."""
-    if q == 1:
-        return abs(p) > limit
-    if float(limit).is_integer():  # exact in integers (q > 0)
-        return abs(p) > int(limit) * q
-    return Fraction(abs(p), q) > limit
-
-
-def _digits(number: se.Basic) -> float:
-    """Size of a Rational in decimal digits: log10 of the larger of |numerator| and denominator."""
-    if number.is_zero:
-        return 0.0
-    p, q = _fraction(number)
-    return max(math.log10(abs(p)), math.log10(q))
-
-
-def _power_digits(expr: se.Basic, magnitude: float) -> float:
-    """Digits of the exact numbers SymEngine computes when raising ``expr`` to ``magnitude``.
-
-    SymEngine raises a number, a product's numeric factors and a power of a number
-    exactly: ``(1e400*x)**1000`` holds 10**400000.
-    """
-    digits = 0.0
-    for factor in expr.args if expr.is_Mul else (expr,):
-        scale = magnitude
-        if factor.is_Pow:
-            factor, exponent = factor.args
-            if not exponent.is_Rational:
-                continue
-            p, q = _fraction(exponent)
-            scale *= abs(p) / q
-        if factor.is_Rational:
-            digits += _digits(factor) * scale
-    return digits
-
-
-def _max_digits(expr: se.Basic) -> float:
-    """Digits of the largest exact number anywhere in ``expr``."""
-    largest = 0.0
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if node.is_Rational:
-            largest = max(largest, _digits(node))
-        else:
-            stack.extend(node.args)
-    return largest
-
-
-@lru_cache(maxsize=4096)
-def _finite_real(expr: se.Basic) -> bool:
-    """Whether a constant expression evaluates to a finite real float64 (cached: the
-    same constants, ``2*pi``, recur).
-
-    Evaluation is in double precision only: arbitrary precision could be made to
-    work for minutes (``sin(exp(exp(exp(3))))``), and scoring is in float64 anyway.
-    """
-    if expr.is_Rational:
-        return _float_range(*_fraction(expr))
-    try:
-        return math.isfinite(float(expr.n(53, real=True)))
-    except (RuntimeError, ValueError, TypeError, OverflowError):  # e.g. I, zoo, nan: "Not Implemented"
-        return False
-
-
-@lru_cache(maxsize=4096)
-def _log_magnitude(expr: se.Basic) -> float:
-    """``|log10 |value||`` of a finite, real, non-rational constant (inf for 0.0)."""
-    value = abs(float(expr.n(53, real=True)))
-    return abs(math.log10(value)) if value else math.inf
-
-
-def _finite_parts(expr: se.Basic) -> bool:
-    """Whether the constants SymEngine merged into ``expr`` are finite in float64: the
-    constant factors of a product (of each term of a sum) and the constant terms."""
-    constant_terms = []
-    for term in expr.args if expr.is_Add else (expr,):
-        factors = term.args if term.is_Mul else (term,)
-        constants = [f for f in factors if f.is_Number or not (f.is_Symbol or f.free_symbols)]
-        if len(constants) == len(factors):
-            constant_terms.append(term)
-        elif constants and not _finite_real(se.Mul(*constants)):
-            return False
-    return not constant_terms or _finite_real(se.Add(*constant_terms))
 
 
 # --------------------------------------------------------------------------- parser
@@ -398,7 +95,7 @@ _POWER = frozenset(("**", "^"))
 
 def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool, int, int]]:
     """The parsed value of each declared name (other entries can never match a name token)."""
-    return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and _is_name(name)}
+    return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and is_name(name)}
 
 
 _cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
@@ -453,7 +150,7 @@ class _Parser:
         self.magnitude = 0.0  # sum of |log10| of the constant calls and powers built (see module doc)
         try:
             expr, _, bound, _ = self._sum()
-            if tokens[self.pos] != _END:
+            if tokens[self.pos] != END:
                 raise self._unexpected(self.pos)
             if bound > self.limits.max_exponent:
                 self._audit_exponents(expr)
@@ -469,7 +166,7 @@ class _Parser:
 
     def _column(self, at: int) -> int:
         """1-based column of token ``at``."""
-        return _columns(self.text)[self.offset + at]
+        return columns(self.text)[self.offset + at]
 
     def _too_deep(self, at: int) -> ParseError:
         column = self._column(at)
@@ -477,9 +174,9 @@ class _Parser:
 
     def _unexpected(self, at: int) -> ParseError:
         token, column = self.tokens[at], self._column(at)
-        if token == _END:
+        if token == END:
             return ParseError(f"expression ends unexpectedly at column {column}", column)
-        if token not in _OPERATORS:
+        if token not in OPERATORS:
             return ParseError(f"missing operator before '{token}' at column {column}", column)
         if token == "==":
             return ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
@@ -493,7 +190,7 @@ class _Parser:
 
     def _unclosed(self, opening: int) -> ParseError:
         """The error when a parenthesised part is followed by something other than ')'."""
-        if self.tokens[self.pos] == _END:
+        if self.tokens[self.pos] == END:
             column = self._column(opening)
             return ParseError(f"missing ')' for '(' at column {column}", column)
         return self._unexpected(self.pos)
@@ -513,14 +210,14 @@ class _Parser:
         constant result, or when a constant call or power was built (``magnitude``) or
         an exact number may exceed float64."""
         if const:
-            if not _finite_real(expr):
-                raise self._not_real(f"constant {_short(expr, 30)}", at)
-        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not _finite_parts(expr):
-            raise self._not_real(f"a constant part of {_short(expr, 30)}", at)
+            if not finite_real(expr):
+                raise self._not_real(f"constant {short(expr, 30)}", at)
+        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not finite_parts(expr):
+            raise self._not_real(f"a constant part of {short(expr, 30)}", at)
 
     def _measured_digits(self, expr: se.Basic, at: int) -> float:
         """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
-        digits = _max_digits(expr)
+        digits = max_digits(expr)
         if digits > MAX_RESULT_DIGITS:
             column = self._column(at)
             raise ParseError(
@@ -621,10 +318,10 @@ class _Parser:
         base = self.declared.get(token)
         if base is not None and tokens[at + 1] != "(":  # the common atoms first: a declared name
             self.pos = at + 1
-        elif token[:1] in _DIGITS:  # a number
+        elif token[:1] in DIGITS:  # a number
             self.pos = at + 1
             try:
-                base = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+                base = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
             except ValueError as error:
                 raise self._bad_number(token, at, error) from None
         elif token == "+" or token == "-":
@@ -658,10 +355,10 @@ class _Parser:
         if self.room < 0:
             raise self._too_deep(at)
         token = tokens[at + 1]
-        if token[:1] in _DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
+        if token[:1] in DIGITS and tokens[at + 2] not in _POWER:  # a number: no call needed
             self.pos = at + 2
             try:
-                exponent = _literal(token) if len(token) <= 32 else _literal.__wrapped__(token)
+                exponent = literal(token) if len(token) <= 32 else literal.__wrapped__(token)
             except ValueError as error:
                 raise self._bad_number(token, at + 1, error) from None
         else:
@@ -676,7 +373,7 @@ class _Parser:
         if token in _NOT_AN_ATOM:
             column = self._column(at)
             raise ParseError(f"expected a number, name or '(' at column {column}, found '{token}'", column)
-        if token == _END or token == "==" or token == "=":
+        if token == END or token == "==" or token == "=":
             raise self._unexpected(at)
         if self.tokens[at + 1] == "(":
             return self._call(at)
@@ -685,10 +382,10 @@ class _Parser:
 
     def _name(self, name: str, at: int):
         """The value of an undeclared name (a declared one is its symbol)."""
-        constant = _CONSTANTS.get(name)
+        constant = CONSTANTS.get(name)
         if constant is not None:
             return constant, True, 1, 0
-        if name in _FUNCTION_TABLE:
+        if name in FUNCTION_TABLE:
             column = self._column(at)
             raise ParseError(f"function '{name}' used without arguments at column {column}", column)
         if self.allow_new:
@@ -698,7 +395,7 @@ class _Parser:
 
     def _call(self, at: int):
         name = self.tokens[at]
-        entry = _FUNCTION_TABLE.get(name)
+        entry = FUNCTION_TABLE.get(name)
         if entry is None:
             column = self._column(at)
             if name in self.declared:
@@ -733,18 +430,18 @@ class _Parser:
         exprs, consts, bounds, digits = zip(*args)
         if name == "log" and len(args) == 2:  # log(x)/log(base): check each constant part
             (x, x_const, _, _), (base, base_const, _, _) = args
-            if base_const and not (_finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
+            if base_const and not (finite_real(base) and float(base.n(53, real=True)) > 0 and base != _ONE):
                 column = self._column(at)
-                raise ParseError(f"log base {_short(base)} at column {column} must be positive and not 1", column)
-            if x_const and not _finite_real(se.log(x)):
-                raise self._not_real(f"log({_short(x, 20)})", at)
+                raise ParseError(f"log base {short(base)} at column {column} must be positive and not 1", column)
+            if x_const and not finite_real(se.log(x)):
+                raise self._not_real(f"log({short(x, 20)})", at)
         result = function(*exprs)
         const = all(consts) or result.is_Number
         if const:
-            if not _finite_real(result):
-                raise self._not_real(f"{name}({', '.join(_short(e, 20) for e in exprs)})", at)
+            if not finite_real(result):
+                raise self._not_real(f"{name}({', '.join(short(e, 20) for e in exprs)})", at)
             if not result.is_Rational:
-                self.magnitude += _log_magnitude(result)
+                self.magnitude += log_magnitude(result)
         return result, const, max(bounds), max(digits)
 
     def _pow(self, base, exponent, at: int):
@@ -753,13 +450,13 @@ class _Parser:
         limit = self.limits.max_exponent
         digits = b_digits if b_digits > e_digits else e_digits
         if e.is_Rational:
-            p, q = _fraction(e)
-            if (abs(p) > limit) if q == 1 else _exceeds(p, q, limit):
+            p, q = fraction(e)
+            if (abs(p) > limit) if q == 1 else exceeds(p, q, limit):
                 column = self._column(at)
-                raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+                raise ParseError(f"exponent {short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             magnitude = abs(p) / q
             if b.is_Rational or b.is_Mul or b.is_Pow:
-                new_digits = _power_digits(b, magnitude)
+                new_digits = power_digits(b, magnitude)
                 if new_digits > MAX_RESULT_DIGITS:
                     column = self._column(at)
                     raise ParseError(
@@ -771,19 +468,19 @@ class _Parser:
             bound = (b_bound if b_bound > 1 else 1) * (magnitude if magnitude > 1 else 1)
         else:
             if e_const:
-                if not _finite_real(e):
-                    raise self._not_real(f"exponent {_short(e, 20)}", at)
+                if not finite_real(e):
+                    raise self._not_real(f"exponent {short(e, 20)}", at)
                 if abs(float(e.n(53, real=True))) > limit:
                     column = self._column(at)
-                    raise ParseError(f"exponent {_short(e, 20)} at column {column} exceeds limit {limit:g}", column)
+                    raise ParseError(f"exponent {short(e, 20)} at column {column} exceeds limit {limit:g}", column)
             bound = b_bound if b_bound > e_bound else e_bound
         result = b**e
         const = (b_const and e_const) or result.is_Number
         if const:
-            if not _finite_real(result):
-                raise self._not_real(f"({_short(b, 20)})**({_short(e, 20)})", at)
+            if not finite_real(result):
+                raise self._not_real(f"({short(b, 20)})**({short(e, 20)})", at)
             if not result.is_Rational:
-                self.magnitude += _log_magnitude(result)
+                self.magnitude += log_magnitude(result)
         elif b.is_Mul:  # a power of a product: the power of its constant factors
             self._check_merged(result, False, bound, digits, at)
         return result, const, bound, digits
@@ -796,8 +493,8 @@ class _Parser:
             node = stack.pop()
             if node.is_Pow:
                 base, exponent = node.args
-                if exponent.is_Rational and base != se.E and _exceeds(*_fraction(exponent), limit):
-                    raise ParseError(f"exponent {_short(exponent, 20)} in {_short(node)} exceeds limit {limit:g}")
+                if exponent.is_Rational and base != se.E and exceeds(*fraction(exponent), limit):
+                    raise ParseError(f"exponent {short(exponent, 20)} in {short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
 # --------------------------------------------------------------------------- public API
 
@@ -810,7 +507,7 @@ def parse_expression(
     limits: Limits = DEFAULT_LIMITS,
 ) -> se.Basic:
     """Parse one expression (no '='); ``names`` are the declared quantities."""
-    tokens = _tokenize(text, limits)
+    tokens = tokenize(text, limits)
     return _Parser(names, allow_new_names, limits).run(text, tokens)
 
 
@@ -822,131 +519,21 @@ def parse_equation(
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[se.Basic, se.Basic]:
     """Parse ``lhs = rhs`` (exactly one '='); returns ``(lhs, rhs)``."""
-    tokens = _tokenize(text, limits)
+    tokens = tokenize(text, limits)
     if "==" in tokens:
-        column = _columns(text)[tokens.index("==")]
+        column = columns(text)[tokens.index("==")]
         raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
     if "=" not in tokens:
         raise ParseError("expected an equation 'lhs = rhs', found no '='")
     split = tokens.index("=")
     if tokens.count("=") > 1:
-        column = _columns(text)[tokens.index("=", split + 1)]
+        column = columns(text)[tokens.index("=", split + 1)]
         raise ParseError(f"more than one '=' in an equation (second at column {column})", column)
     if split == 0 or split == len(tokens) - 2:
-        column = _columns(text)[split]
+        column = columns(text)[split]
         side = "left-hand side before" if split == 0 else "right-hand side after"
         raise ParseError(f"missing {side} '=' at column {column}", column)
     parser = _Parser(names, allow_new_names, limits)
-    lhs = parser.run(text, tokens[:split] + [_END])
+    lhs = parser.run(text, tokens[:split] + [END])
     rhs = parser.run(text, tokens[split + 1 :], split + 1)
     return lhs, rhs
-
-
-
-_SEPARATORS = re.compile(r"[;\r\n]")
-
-
-def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Split a mechanism into equation texts on newlines and ';' (stripped, empties
-    dropped); ``#`` starts a comment that runs to the end of its line (MechBench's
-    submission format)."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected mechanism text, got {type(text).__name__}")
-    if len(text) > limits.max_chars * limits.max_equations:
-        raise ParseError(f"mechanism is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
-    if "#" in text:
-        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-    parts = [part.strip() for part in _SEPARATORS.split(text)]
-    parts = [part for part in parts if part]
-    if len(parts) > limits.max_equations:
-        raise ParseError(f"{len(parts)} equations, limit {limits.max_equations}")
-    return parts
-
-
-def _is_name(text: str) -> bool:
-    return _NAME_RE.fullmatch(text) is not None and _bad_name_char(text) < 0
-
-
-def _answer_text(name: object, answer: object) -> tuple[str, str]:
-    """Validate one probe answer; numbers (from JSON) become their decimal text."""
-    if not isinstance(name, str) or not _is_name(name.strip()):
-        raise ParseError(f"probe name {name!r} is not a valid name")
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool) and math.isfinite(answer):
-        answer = repr(answer)
-    if not isinstance(answer, str):
-        raise ParseError(f"probe '{name.strip()}': answer must be an expression text, got {type(answer).__name__}")
-    if not answer.strip():
-        raise ParseError(f"probe '{name.strip()}': empty answer")
-    return name.strip(), answer.strip()
-
-
-def parse_probe_answers(
-    value: str | Mapping[str, str] | None, *, limits: Limits = DEFAULT_LIMITS
-) -> dict[str, str]:
-    """Probe answers -> ``{probe name: expression text}``.
-
-    ``value`` is a mapping, a JSON object text ``{"z": "x**2"}``, or lines
-    ``name = expr`` (also ';'-separated).  ``None`` or blank text means no answers.
-    Expressions are returned as raw text, to be parsed with ``parse_expression``.
-    """
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if len(value) > limits.max_chars * limits.max_equations:
-            raise ParseError(f"probe answers are {len(value)} characters long, limit {limits.max_chars * limits.max_equations}")
-        text = value.strip()
-        if not text:
-            return {}
-        if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except (json.JSONDecodeError, RecursionError) as error:
-                message = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
-                raise ParseError(f"malformed probe answers JSON: {message}") from None
-            items = list(value.items())
-        else:
-            items = []
-            for line in split_equations(text, limits=limits):
-                name, equals, answer = line.partition("=")
-                if not equals:
-                    raise ParseError(f"probe answer {_short(line)!r} is not of the form 'name = expression'")
-                if answer.lstrip().startswith("="):
-                    raise ParseError(f"probe answer {_short(line)!r}: '==' is not allowed, use a single '='")
-                items.append((name, answer))
-    elif isinstance(value, Mapping):
-        items = list(value.items())
-    else:
-        raise ParseError(f"probe answers must be text or a mapping, got {type(value).__name__}")
-    if len(items) > limits.max_equations:
-        raise ParseError(f"{len(items)} probe answers, limit {limits.max_equations}")
-    answers: dict[str, str] = {}
-    for name, answer in items:
-        name, answer = _answer_text(name, answer)
-        if name in answers:
-            raise ParseError(f"probe '{name}' is answered more than once")
-        answers[name] = answer
-    return answers
-
-
-def reply_equation(text: str, name: str, *, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The one equation of a MechBench probe reply (``#`` comments dropped, lines and ``;``
-    separate equations), which must be ``name = expression``; anything else raises
-    ``ParseError`` (no equation, several, or not an equation)."""
-    if not isinstance(text, str):
-        raise ParseError(f"expected reply text, got {type(text).__name__}")
-    if len(text) > limits.max_chars * limits.max_equations:
-        raise ParseError(f"the reply is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
-    parts = [part.strip() for line in text.splitlines() for part in line.split("#", 1)[0].split(";")]
-    parts = [part for part in parts if part]
-    if not parts:
-        raise ParseError(f"the reply holds no equation; expected exactly one '{name} = expression'")
-    if len(parts) > 1:
-        raise ParseError(f"the reply holds {len(parts)} equations; expected exactly one '{name} = expression'")
-    if "=" not in parts[0]:
-        raise ParseError(f"the reply {_short(parts[0])!r} is not an equation '{name} = expression'")
-    return parts[0]
-
-
-def free_names(expr: se.Basic) -> set[str]:
-    """Names of the free symbols of ``expr``."""
-    return {s.name for s in expr.free_symbols}

@@ -3,18 +3,19 @@ submission: parsed law and probes, data splits, equivalence points and the refer
 values on them."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 import symengine as se
 
+from fastscore.answers import constant_substitutions, read_expression
 from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
 from fastscore.agreement import agree
 from fastscore.equivalence import Domain, Quantity, judge
 from fastscore.canonical import count_nodes
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate
+from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.kernels import evaluate
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -51,21 +52,6 @@ class Reference:
     def columns(self, segment: str) -> slice:
         """Columns of ``domain.points`` that hold a segment's points."""
         return self.segments[segment]
-
-
-def read_expression(text: str, *, target: str, names, allow_new_names: bool = False) -> se.Basic:
-    """Parse ``target = expr`` or a bare ``expr``; the left side, if any, must be the target."""
-    if "=" in text:
-        lhs, rhs = parse_equation(text, names=(*names, target), allow_new_names=allow_new_names)
-        if lhs != symbol(target):
-            raise ValueError(f"left-hand side must be {target!r}, got {str(lhs)!r}")
-        return rhs
-    return parse_expression(text, names=names, allow_new_names=allow_new_names)
-
-
-def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
-    """Declared constants whose value is pi become ``se.pi`` (e.g. MDBench's ``π``)."""
-    return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
 def coefficient_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:

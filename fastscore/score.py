@@ -20,16 +20,19 @@ import numpy as np
 import symengine as se
 
 from fastscore.agreement import agree
+from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.canonical import count_nodes
 from fastscore.collector import paused
+from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.equivalence import Quantity, Verdict, judge
-from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_tape, evaluate, split_metrics
-from fastscore.parse import ParseError, parse_equation, parse_probe_answers, reply_equation, split_equations, symbol
-from fastscore.reference import Reference, read_expression
+from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
+from fastscore.parse import parse_equation, symbol
+from fastscore.reference import Reference
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.tables import SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 from fastscore.structure_score import recovered_quantities, structure_fields
+from fastscore.tokens import ParseError
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
 _NO_METRICS = {column: value for prefix in SCORED_SPLITS

@@ -4,12 +4,13 @@ A mechanism is a set of equations ``lhs = rhs`` (SymEngine expressions built by
 ``fastscore.parse``).  Every free symbol that is not a *known* (input, auxiliary
 input, constant) is an unknown.  The system is checked structurally (bipartite
 matching equations <-> unknowns), block-triangularised (matching + Tarjan SCC, a
-Dulmage-Mendelsohn style decomposition) and solved block by block:
+Dulmage-Mendelsohn style decomposition: ``fastscore.blocks``) and solved block by
+block:
 
 * one equation in one unknown: ``x = expr``, linear, pure powers, quadratics (in
   ``x`` or in a rational power of ``x``) and single-occurrence inversions give
-  closed forms; several candidate branches are told apart by realness, finiteness
-  and sign over the sample ``points``;
+  closed forms (``fastscore.closed_forms``); several candidate branches are told
+  apart by realness, finiteness and sign over the sample ``points``;
 * coupled blocks: eliminated by substitution down to one equation in one unknown;
 * SymPy's ``solve`` is a last symbolic attempt inside the time budget (main thread
   only, enforced with ``SIGALRM``);
@@ -19,29 +20,30 @@ Dulmage-Mendelsohn style decomposition) and solved block by block:
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
-from fastscore.canonical import count_nodes, guarded_expand
+from fastscore.blocks import blocks, listed, match
+from fastscore.canonical import count_nodes
+from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
+from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.collector import paused
-from fastscore.kernels import UnsupportedExpression, compile_tape, evaluate, warm_up
-from fastscore.kernels.roots import compile_block, solve_block
+from fastscore.kernels import evaluate, pack
+from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
+from fastscore.warm import warm_up
 
-__all__ = ["SolveError", "SolveTimeout", "Solution", "solve_mechanism"]
+__all__ = ["SolveError", "SolveTimeout", "Solution", "compile_block", "solve_mechanism"]
 
 _RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
-_MAX_LISTED = 8  # unknown names listed in an error message
 
 
 class SolveError(ValueError):
@@ -144,7 +146,7 @@ def _needed_steps(plan: Sequence[_Closed | _Numeric], names: Sequence[str]) -> l
 
 
 def _step_inputs(step: _Closed | _Numeric) -> frozenset[str]:
-    return _names(step.expr) if isinstance(step, _Closed) else set(step.given)
+    return names_of(step.expr) if isinstance(step, _Closed) else set(step.given)
 
 
 # ----------------------------------------------------------------- numeric glue
@@ -162,7 +164,7 @@ def _broadcast(points: Mapping[str, np.ndarray], names: Sequence[str]) -> dict[s
 def _compile(expr: se.Basic):
     """The tape of a closed form over its own names (memoised: a task's renamed or
     repeated mechanisms share their closed forms, which are in the knowns only)."""
-    variables = sorted(_names(expr))
+    variables = sorted(names_of(expr))
     return variables, compile_tape(expr, variables)
 
 
@@ -179,216 +181,25 @@ def _stack(env: Mapping[str, np.ndarray], names: Sequence[str], n: int) -> np.nd
     return X
 
 
-# ------------------------------------------------------------- expression utils
-
-
-@lru_cache(maxsize=1 << 16)
-def _names(expr: se.Basic) -> frozenset[str]:
-    return frozenset(s.name for s in expr.free_symbols)
-
-
-def _has(expr: se.Basic, x: se.Symbol) -> bool:
-    """Whether the symbol ``x`` occurs in ``expr`` (through its free names: no walk of
-    the tree, whose shared subexpressions may repeat exponentially often)."""
-    return x.name in _names(expr)
+def compile_block(residuals: Sequence[se.Basic], given: Sequence[str], unknowns: Sequence[str]) -> Block:
+    """The root-finding ``Block`` of ``residuals`` (all zero at a solution) in ``given``
+    and ``unknowns``: the residuals and their Jacobian (by ``se.diff``), compiled to tapes."""
+    if len(residuals) != len(unknowns):
+        raise ValueError(f"{len(residuals)} residuals for {len(unknowns)} unknowns")
+    variables = list(given) + list(unknowns)
+    symbols = [se.Symbol(u) for u in unknowns]
+    exprs = list(residuals) + [se.diff(r, s) for r in residuals for s in symbols]
+    batch = pack([compile_tape(e, variables) for e in exprs])
+    return Block(batch, tuple(given), tuple(unknowns))
 
 
 def _evaluable(expr: se.Basic) -> bool:
     """Whether the kernels can evaluate ``expr`` (every node has an instruction)."""
     try:
-        compile_tape(expr, sorted(_names(expr)))
+        compile_tape(expr, sorted(names_of(expr)))
     except UnsupportedExpression:
         return False
     return True
-
-
-def _add_args(expr: se.Basic) -> tuple[se.Basic, ...]:
-    return expr.args if expr.is_Add else (expr,)
-
-
-def _mul_args(expr: se.Basic) -> tuple[se.Basic, ...]:
-    return expr.args if expr.is_Mul else (expr,)
-
-
-def _rational(expr: se.Basic) -> Fraction | None:
-    if expr.is_Rational:
-        p, q = expr.get_num_den()
-        return Fraction(int(p), int(q))
-    return None
-
-
-_MAX_EXPANDED_TERMS = 2000
-
-
-def _expand(expr: se.Basic) -> se.Basic:
-    """``se.expand(expr)`` unless the expansion would blow up."""
-    return guarded_expand(expr, limit=_MAX_EXPANDED_TERMS)
-
-
-def _numerator(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
-    """The expanded numerator of ``lhs - rhs`` (denominators cleared)."""
-    return _expand((lhs - rhs).as_numer_denom()[0])
-
-
-def _coefficients(expr: se.Basic, x: se.Symbol) -> tuple[dict[int, se.Basic], int] | None:
-    """``expr`` (expanded) as a polynomial in ``t = x**(1/root)``: ({degree: coeff}, root).
-
-    ``None`` when ``x`` occurs other than through rational powers."""
-    terms = []
-    root = 1
-    for term in _add_args(expr):
-        exponent = Fraction(0)
-        rest = []
-        for factor in _mul_args(term):
-            if factor == x:
-                exponent += 1
-            elif factor.is_Pow and factor.args[0] == x and (e := _rational(factor.args[1])) is not None:
-                exponent += e
-            elif _has(factor, x):
-                return None
-            else:
-                rest.append(factor)
-        if exponent < 0:
-            return None
-        root = math.lcm(root, exponent.denominator)
-        terms.append((exponent, se.Mul(*rest)))
-    coeffs: dict[int, se.Basic] = {}
-    for exponent, c in terms:
-        d = int(exponent * root)
-        coeffs[d] = coeffs.get(d, se.Integer(0)) + c
-    coeffs = {d: c for d, c in coeffs.items() if not _expand(c).is_zero}  # guarded: a huge c is non-zero
-    return coeffs, root
-
-
-def _polynomial_roots(coeffs: dict[int, se.Basic], root: int) -> list[se.Basic] | None:
-    """Closed-form roots ``x`` of sum c_d * t**d = 0 with ``t = x**(1/root)``.
-
-    Handles degree one and two in ``s = t**g`` (``g`` = gcd of the degrees); the
-    root ``t = 0`` (from cleared denominators) is dropped."""
-    low = min(coeffs)
-    coeffs = {d - low: c for d, c in coeffs.items()}
-    degrees = [d for d in coeffs if d]
-    if not degrees:
-        return None
-    g = math.gcd(*degrees)
-    reduced = {d // g: c for d, c in coeffs.items()}
-    zero = se.Integer(0)
-    if max(reduced) == 1:
-        s_values = [-reduced.get(0, zero) / reduced[1]]
-    elif max(reduced) == 2:
-        a, b, c = reduced[2], reduced.get(1, zero), reduced.get(0, zero)
-        if 1 not in reduced:
-            r = se.sqrt(-c / a)
-            s_values = [r, -r]
-        else:
-            disc = se.sqrt(b**2 - 4 * a * c)
-            s_values = [(-b + disc) / (2 * a), (-b - disc) / (2 * a)]
-    else:
-        return None
-    # s = x**e with e = g / root
-    e = Fraction(g, root)
-    inverse = se.Rational(e.denominator, e.numerator)
-    out = []
-    for s in s_values:
-        out.append(s**inverse if inverse != 1 else s)
-        if e.numerator % 2 == 0:
-            out.append(-(s**inverse))
-        elif e.numerator > 1 and e.denominator == 1:
-            out.append(-((-s) ** inverse))  # real odd root of a negative s
-    return out
-
-
-_INVERSES = {
-    "log": lambda r: [se.exp(r)],
-    "sin": lambda r: [se.asin(r)],
-    "cos": lambda r: [se.acos(r)],
-    "tan": lambda r: [se.atan(r)],
-    "sinh": lambda r: [se.asinh(r)],
-    "cosh": lambda r: [se.acosh(r)],
-    "tanh": lambda r: [se.atanh(r)],
-    "asin": lambda r: [se.sin(r)],
-    "acos": lambda r: [se.cos(r)],
-    "atan": lambda r: [se.tan(r)],
-    "Abs": lambda r: [r, -r],
-}
-
-
-def _invert(expr: se.Basic, value: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
-    """Solve ``expr = value`` for ``x`` when ``x`` sits in one branch at every level."""
-    while expr != x:
-        if expr.is_Add or expr.is_Mul:
-            inside = [a for a in expr.args if _has(a, x)]
-            if len(inside) != 1:
-                return None
-            outside = [a for a in expr.args if not _has(a, x)]
-            if expr.is_Add:
-                value = value - se.Add(*outside)
-            else:
-                value = value / se.Mul(*outside)
-            expr = inside[0]
-        elif expr.is_Pow:
-            base, exponent = expr.args
-            if _has(exponent, x) and _has(base, x):
-                return None
-            if _has(exponent, x):  # base**f(x) = value, exp included (base E)
-                expr, value = exponent, se.log(value) / se.log(base)
-                continue
-            e = _rational(exponent)
-            inverse = value ** (1 / exponent)
-            if e is not None and e.numerator % 2 == 0:
-                return _invert_all(base, [inverse, -inverse], x)
-            expr, value = base, inverse
-        else:
-            name = type(expr).__name__
-            if name not in _INVERSES or len(expr.args) != 1:
-                return None
-            return _invert_all(expr.args[0], _INVERSES[name](value), x)
-    return [value]
-
-
-def _invert_all(expr: se.Basic, values: list[se.Basic], x: se.Symbol) -> list[se.Basic] | None:
-    out = []
-    for v in values:
-        got = _invert(expr, v, x)
-        if got is None:
-            return None
-        out += got
-    return out
-
-
-def _even_root_of(expr: se.Basic, x: se.Symbol) -> bool:
-    """Whether ``x`` sits under an even root (``sqrt``...): squaring it away may
-    bring roots that do not satisfy ``expr = 0``.  Each distinct subexpression is
-    visited once (a solved chain shares its subexpressions many times over)."""
-    seen, stack = set(), [expr]
-    while stack:
-        node = stack.pop()
-        if node in seen or not _has(node, x):
-            continue
-        seen.add(node)
-        if node.is_Pow and (e := _rational(node.args[1])) is not None and e.denominator % 2 == 0:
-            return True
-        stack.extend(node.args)
-    return False
-
-
-def _closed_forms(lhs: se.Basic, rhs: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
-    """Candidate closed forms of ``x`` from ``lhs = rhs`` (free of ``x``), or None."""
-    if lhs == x and not _has(rhs, x):
-        return [rhs]
-    if rhs == x and not _has(lhs, x):
-        return [lhs]
-    numerator = _numerator(lhs, rhs)
-    poly = _coefficients(numerator, x)
-    if poly is not None and poly[0]:
-        roots = _polynomial_roots(*poly)
-        if roots is not None:
-            return roots
-    for expr in (lhs - rhs, numerator):
-        got = _invert(expr, se.Integer(0), x)
-        if got is not None:
-            return got
-    return None
 
 
 # ----------------------------------------------------------------- the solver
@@ -429,7 +240,7 @@ class _Solver:
         """Values of several expressions at the points, shape ``(len(exprs), n)``; ``extra``
         gives values of further names (unknowns being checked)."""
         env = self.environment() if extra is None else {**self.environment(), **extra}
-        variables = sorted(set().union(*(_names(e) for e in exprs)))
+        variables = sorted(set().union(*(names_of(e) for e in exprs)))
         missing = set(variables) - env.keys()
         if missing:
             raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
@@ -443,11 +254,11 @@ class _Solver:
         """A closed form; one that depends on numeric unknowns is kept out of the law."""
         self.closed[name] = expr
         self.plan.append(_Closed(name, expr))
-        if _names(expr) & self.numeric:
+        if names_of(expr) & self.numeric:
             self.numeric.add(name)
 
     def substitute(self, expr: se.Basic) -> se.Basic:
-        mapping = {se.Symbol(n): self.closed[n] for n in _names(expr) if n in self.closed}
+        mapping = {se.Symbol(n): self.closed[n] for n in names_of(expr) if n in self.closed}
         return expr.xreplace(mapping) if mapping else expr
 
     # -- blocks
@@ -473,7 +284,7 @@ class _Solver:
             steps.append((name, expr))
             remaining.remove(name)
             for lhs, rhs in equations:
-                if not _names(_expand(lhs - rhs)) & set(remaining):
+                if not names_of(expand(lhs - rhs)) & set(remaining):
                     self.lost_unknown(lhs, rhs)
             self.check_budget()
         solved: dict[str, se.Basic] = {}
@@ -501,7 +312,7 @@ class _Solver:
         if values is not None:
             for lhs, rhs in equations:
                 if not np.all(self.satisfies(lhs, rhs, nan_ok=True, extra=values)):
-                    raise SolveError(f"the linear block in {_listed(block.unknowns)} is singular on part of the "
+                    raise SolveError(f"the linear block in {listed(block.unknowns)} is singular on part of the "
                                      f"domain ({lhs} = {rhs} fails)")
         for name in block.unknowns:
             self.record(name, solved[name])
@@ -511,22 +322,22 @@ class _Solver:
         best = None
         block = set(remaining)
         for i, (lhs, rhs) in enumerate(equations):
-            present = (_names(lhs) | _names(rhs)) & block
+            present = (names_of(lhs) | names_of(rhs)) & block
             for name in sorted(present):
-                forms = _closed_forms(lhs, rhs, se.Symbol(name))
+                forms = closed_forms(lhs, rhs, se.Symbol(name))
                 if forms is None or len(forms) != 1:
                     continue
-                key = (len(_names(forms[0]) & block), count_nodes(forms[0]))
+                key = (len(names_of(forms[0]) & block), count_nodes(forms[0]))
                 if best is None or key < best[0]:
                     best = (key, i, name, forms[0])
         return None if best is None else best[1:]
 
     def lost_unknown(self, lhs: se.Basic, rhs: se.Basic) -> None:
         """An equation whose unknowns were all eliminated: redundant or inconsistent."""
-        if _expand(lhs - rhs).is_zero:
+        if expand(lhs - rhs).is_zero:
             raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds identically)")
-        if not self.points or not self.consistent(_expand(lhs - rhs), se.Integer(0)):
-            raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {_expand(lhs - rhs)} = 0")
+        if not self.points or not self.consistent(expand(lhs - rhs), se.Integer(0)):
+            raise SolveError(f"inconsistent equations: eliminating the unknowns leaves {expand(lhs - rhs)} = 0")
         raise SolveError(f"under-determined: dependent equations ({lhs} = {rhs} holds on every sample)")
 
     def consistent(self, lhs: se.Basic, rhs: se.Basic) -> bool:
@@ -538,9 +349,9 @@ class _Solver:
         """Per sample: ``lhs`` and ``rhs`` agree within the tolerance relative to the
         largest of the sides and of the terms of their expansions (so that sides
         cancelling to zero are judged on the scale of their terms)."""
-        if _expand(lhs - rhs).is_zero:
+        if expand(lhs - rhs).is_zero:
             return np.ones(self.evaluate(se.Integer(0)).shape, dtype=bool)
-        terms = [t for side in (lhs, rhs) for t in _add_args(_expand(side))]
+        terms = [t for side in (lhs, rhs) for t in add_args(expand(side))]
         values = self.evaluate_many([lhs, rhs, *terms], extra)
         scale = np.max(np.abs(values), axis=0)
         a, b = values[0], values[1]
@@ -550,8 +361,8 @@ class _Solver:
     def solve_single(self, lhs, rhs, name, steps) -> se.Basic | None:
         """Closed form of ``name`` from one equation, branch chosen over the points."""
         x = se.Symbol(name)
-        forms = _closed_forms(lhs, rhs, x)
-        if forms is not None and len(forms) == 1 and not (self.points and _even_root_of(lhs - rhs, x)):
+        forms = closed_forms(lhs, rhs, x)
+        if forms is not None and len(forms) == 1 and not (self.points and even_root_of(lhs - rhs, x)):
             return forms[0]
         if forms is None:
             forms = self.sympy_forms(lhs - rhs, x)
@@ -624,12 +435,12 @@ class _Solver:
             self.sympy_left -= time.perf_counter() - started
         # a form in functions the kernels cannot evaluate (LambertW, undefined functions)
         # is no use: without any other, the unknown is solved numerically
-        forms = [f for f in forms if not _has(f, x) and _evaluable(f)]
+        forms = [f for f in forms if not has(f, x) and _evaluable(f)]
         return forms or None
 
     def solve_numerically(self, equations, names: list[str]) -> None:
         residuals = tuple(lhs - rhs for lhs, rhs in equations)
-        given = tuple(sorted(set().union(*(_names(r) for r in residuals)) - set(names)))
+        given = tuple(sorted(set().union(*(names_of(r) for r in residuals)) - set(names)))
         step = _Numeric(tuple(names), residuals, given)
         if self.points:
             env = self.environment()
@@ -653,77 +464,13 @@ def _back_substitute(steps: Sequence[tuple[str, se.Basic]], solved: Mapping[str,
     the names of ``solved`` and of every step (in solving order) to expressions."""
     out = dict(solved)
     for name, expr in reversed(steps):
-        mapping = {se.Symbol(k): v for k, v in out.items() if k in _names(expr)}
+        mapping = {se.Symbol(k): v for k, v in out.items() if k in names_of(expr)}
         out[name] = expr.xreplace(mapping) if mapping else expr
     return out
 
 
 def _agree(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))))
-
-
-# ---------------------------------------------------------------- structure
-
-
-def _match(equation_unknowns: list[set[str]], unknowns: list[str]) -> dict[int, str]:
-    """Maximum bipartite matching equation index -> unknown (augmenting paths)."""
-    owner: dict[str, int] = {}
-
-    def augment(i: int, seen: set[str]) -> bool:
-        for u in sorted(equation_unknowns[i]):
-            if u in seen:
-                continue
-            seen.add(u)
-            if u not in owner or augment(owner[u], seen):
-                owner[u] = i
-                return True
-        return False
-
-    for i in range(len(equation_unknowns)):
-        augment(i, set())
-    return {i: u for u, i in owner.items()}
-
-
-def _blocks(equation_unknowns: list[set[str]], matching: dict[int, str]) -> list[list[int]]:
-    """Strongly connected components of the equation dependency graph, dependencies first."""
-    solver_of = {u: i for i, u in matching.items()}
-    edges = {i: [solver_of[u] for u in equation_unknowns[i] if u != matching[i]] for i in matching}
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on_stack: set[int] = set()
-    out: list[list[int]] = []
-
-    def visit(v: int) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            out.append(sorted(component))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
-
-
-def _listed(names) -> str:
-    names = sorted(names)
-    more = ", ..." if len(names) > _MAX_LISTED else ""
-    return ", ".join(names[:_MAX_LISTED]) + more
 
 
 def solve_mechanism(
@@ -758,24 +505,24 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
             for f in side.atoms(se.FunctionSymbol):
                 raise SolveError(f"unknown function {f.get_name()}")
     for lhs, rhs in equations:
-        if _expand(lhs - rhs).is_zero:
+        if expand(lhs - rhs).is_zero:
             raise SolveError(f"the equation {lhs} = {rhs} holds identically: it fixes nothing")
-    equation_unknowns = [(_names(lhs) | _names(rhs)) - known for lhs, rhs in equations]
+    equation_unknowns = [(names_of(lhs) | names_of(rhs)) - known for lhs, rhs in equations]
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
     solver = _Solver(known, points, budget)
-    matching = _match(equation_unknowns, unknowns)
+    matching = match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)
     if free:
-        raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({_listed(free)} not fixed)")
+        raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({listed(free)} not fixed)")
     extra = [i for i in range(n_eq) if i not in matching]
-    for block in _blocks(equation_unknowns, matching):
+    for block in blocks(equation_unknowns, matching):
         solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
     for i in extra:  # a name fixed by several equations: they must agree
         lhs, rhs = (solver.substitute(side) for side in equations[i])
-        if not solver.points and not _expand(lhs - rhs).is_zero:
+        if not solver.points and not expand(lhs - rhs).is_zero:
             raise SolveError(f"over-determined: {n_eq} equations for {n_un} unknowns")
         if not solver.consistent(lhs, rhs):
             raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")

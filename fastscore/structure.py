@@ -8,8 +8,8 @@ constants) and the target.
 equations, and the target); an equation *determines* unknowns and *uses* the other
 names in it. Which unknowns an equation determines follows from the
 Dulmage-Mendelsohn decomposition of the equation/unknown incidence (a maximum
-bipartite matching, ``fastscore.solve._match``, and its strongly connected
-components, ``fastscore.solve._blocks``), which does not depend on the matching
+bipartite matching, ``fastscore.blocks.match``, and its strongly connected
+components, ``fastscore.blocks.blocks``), which does not depend on the matching
 chosen, so not on the names: every block of the square part (one equation for one
 unknown: an *explicit* step; several coupled ones: an *implicit* block), the whole
 under-determined part and the whole over-determined part (relations among knowns
@@ -64,7 +64,7 @@ import symengine as se
 from scipy.optimize import linear_sum_assignment
 
 from fastscore.settings import DEFAULT_SETTINGS
-from fastscore.solve import _blocks, _match
+from fastscore.blocks import blocks as _blocks, match as _match
 
 __all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "graph_similarity",
            "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]

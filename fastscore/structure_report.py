@@ -17,14 +17,14 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from fastscore.answers import constant_substitutions
 from fastscore.graph import draw, figure_size, legend_handles
 from fastscore.graph_task import reference_graph
-from fastscore.parse import ParseError
 from fastscore.problems import load_problems
-from fastscore.reference import constant_substitutions
 from fastscore.structure import fingerprint, graph_similarity, mechanism_graph
 from fastscore.structure_score import parse_submitted, roles_of
 from fastscore.sweep import read_sweep
+from fastscore.tokens import ParseError
 
 FIGURE = "structure_by_law.png"
 GRAPH_FIGURE = "structure_graph_{}.png"

@@ -28,14 +28,16 @@ import numpy as np
 import symengine as se
 
 from fastscore.agreement import agree
+from fastscore.answers import split_equations
 from fastscore.equivalence import Quantity, judge
-from fastscore.kernels import UnsupportedExpression
-from fastscore.parse import ParseError, parse_equation, split_equations
+from fastscore.compile import UnsupportedExpression
+from fastscore.parse import parse_equation
 from fastscore.problems import Problem
 from fastscore.reference import Reference, reference_equations
 from fastscore.settings import Settings
 from fastscore.solve import Solution
 from fastscore.structure import MechanismGraph, ast_similarity, equation_shapes, graph_similarity, mechanism_graph
+from fastscore.tokens import ParseError
 
 STRUCTURE_COLUMNS = ("structure_graph_score", "structure_ast_score", "n_quantities_recovered",
                      "n_reference_quantities", "structure_note")

@@ -2,6 +2,6 @@
 the solver and warms the Numba kernels there, so that every worker forked from it,
 the first ones and each replacement of a killed one, starts warm at once."""
 from fastscore.feedback import feedback  # noqa: F401 - loaded here so that workers inherit it
-from fastscore.kernels import warm_up
+from fastscore.warm import warm_up
 
 warm_up()

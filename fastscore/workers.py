@@ -55,7 +55,7 @@ def _work(conn: Connection) -> None:
     answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from fastscore.feedback import feedback
-    from fastscore.kernels import warm_up
+    from fastscore.warm import warm_up
 
     warm_up()
     conn.send(_READY)

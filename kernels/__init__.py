@@ -1,30 +1,26 @@
 """Numba kernels: postfix tapes, batch evaluation, error bounds, the equivalence
 screen, root finding, split metrics.
 
-Installed as ``fastscore.kernels`` (see README).  Kernels know nothing of problems
-or files: arrays in, arrays out."""
+Installed as ``fastscore.kernels`` (see README).  Kernels know nothing of problems,
+files or SymEngine: arrays in, arrays out (tapes are compiled by ``fastscore.compile``)."""
 
 from .bounds import evaluate_bounded
 from .evaluate import evaluate
 from .metrics import METRICS, accuracy, split_metrics
 from .screen import Screen, classify, screen, worst
-from .tape import Tape, TapeBatch, UnsupportedExpression, compile_tape, pack
-from .warm import warm_up
+from .tape import Tape, TapeBatch, pack
 
 __all__ = [
     "METRICS",
     "Screen",
     "Tape",
     "TapeBatch",
-    "UnsupportedExpression",
     "accuracy",
     "classify",
-    "compile_tape",
     "evaluate",
     "evaluate_bounded",
     "pack",
     "screen",
     "split_metrics",
-    "warm_up",
     "worst",
 ]

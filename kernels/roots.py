@@ -1,7 +1,8 @@
 """Root finding for implicit blocks: k equations in k unknowns, at every sample.
 
-One compiled kernel serves every system: residuals and their Jacobian (from
-``se.diff``) are compiled to tapes and run by ``evaluate.run_tape`` inside the loop.
+One compiled kernel serves every system: residuals and their Jacobian come as tapes
+(a ``Block``; ``fastscore.solve.compile_block`` differentiates and compiles them) and
+are run by ``evaluate.run_tape`` inside the loop.
 
 - one unknown: the residual is scanned over a log-spaced grid of positive, then
   negative values (``±10**e``, ``e`` in [-40, 40] by quarter decades); the first
@@ -17,15 +18,13 @@ fallen far below its size at the start (rejecting poles and spurious stalls).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import symengine as se
 
 from .evaluate import run_tape
 from .jit import kernel
-from .tape import TapeBatch, compile_tape, pack
+from .tape import TapeBatch
 
 _GRID = np.concatenate([10.0 ** np.arange(-40.0, 40.25, 0.25), -(10.0 ** np.arange(-40.0, 40.25, 0.25))])
 """1-D scan: ascending positive values, then ascending magnitudes of negative ones."""
@@ -44,17 +43,6 @@ class Block:
     batch: TapeBatch
     given: tuple[str, ...]
     unknowns: tuple[str, ...]
-
-
-def compile_block(residuals: Sequence[se.Basic], given: Sequence[str], unknowns: Sequence[str]) -> Block:
-    """Compile ``residuals`` (all zero at a solution) in ``given`` and ``unknowns``."""
-    if len(residuals) != len(unknowns):
-        raise ValueError(f"{len(residuals)} residuals for {len(unknowns)} unknowns")
-    variables = list(given) + list(unknowns)
-    symbols = [se.Symbol(u) for u in unknowns]
-    exprs = list(residuals) + [se.diff(r, s) for r in residuals for s in symbols]
-    batch = pack([compile_tape(e, variables) for e in exprs])
-    return Block(batch, tuple(given), tuple(unknowns))
 
 
 def solve_block(block: Block, X: np.ndarray, *, guess: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -86,7 +86,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import symengine as se
 
-from fastscore.parse import parse_equation, parse_expression, split_equations, symbol
+from fastscore.answers import split_equations
+from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem, load_problems
 from fastscore.solve import SolveError, solve_mechanism
 

@@ -15,7 +15,8 @@ import pytest
 
 from fastscore import canonical, equivalence
 from fastscore.equivalence import Domain, Quantity, Verdict, _separated, judge
-from fastscore.kernels import classify, compile_tape, evaluate, evaluate_bounded, screen, worst
+from fastscore.compile import compile_tape
+from fastscore.kernels import classify, evaluate, evaluate_bounded, screen, worst
 from fastscore.parse import parse_expression
 from fastscore.precision import Precise
 from verdict_corpus import CASES, DIGITS, mp_value, sample

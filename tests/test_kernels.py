@@ -8,19 +8,18 @@ import numpy as np
 import pytest
 import symengine as se
 
+import fastscore.compile as tape_module
+from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import (
     METRICS,
     Tape,
     TapeBatch,
-    UnsupportedExpression,
     accuracy,
-    compile_tape,
     evaluate,
     pack,
     split_metrics,
 )
 from fastscore.kernels import evaluate_bounded, jit, opcodes
-from fastscore.kernels import tape as tape_module
 from fastscore.kernels.evaluate import SHARED
 
 RNG = np.random.default_rng(20240601)
@@ -408,7 +407,8 @@ def test_compiled_kernel_is_loaded_from_cache_by_a_new_process():
     evaluate(compile_tape(x + 1, ["x"]), np.ones((1, 3)))  # ensure the cache is written
     script = (
         "import numpy as np, symengine as se\n"
-        "from fastscore.kernels import compile_tape, evaluate\n"
+        "from fastscore.compile import compile_tape\n"
+        "from fastscore.kernels import evaluate\n"
         "from fastscore.kernels.evaluate import evaluate_batch\n"
         "evaluate(compile_tape(se.Symbol('x') + 1, ['x']), np.ones((1, 3)))\n"
         "print(sum(evaluate_batch.stats.cache_hits.values()), sum(evaluate_batch.stats.cache_misses.values()))\n"

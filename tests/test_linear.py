@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import symengine as se
 
-from fastscore.kernels import compile_tape, evaluate
+from fastscore.compile import compile_tape
+from fastscore.kernels import evaluate
 from fastscore.linear import linear_block, solve_linear
 from fastscore.parse import parse_equation
 from fastscore.solve import SolveError, solve_mechanism

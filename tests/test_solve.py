@@ -9,11 +9,12 @@ import symengine as se
 
 from external import MDBENCH, requires_mdbench
 from fastscore.data import sample_inputs
-from fastscore.kernels import compile_tape, evaluate
-from fastscore.kernels.roots import compile_block, solve_block
+from fastscore.compile import compile_tape
+from fastscore.kernels import evaluate
+from fastscore.kernels.roots import solve_block
 from fastscore.parse import parse_equation
 from fastscore.problems import load_problems
-from fastscore.solve import SolveError, solve_mechanism
+from fastscore.solve import SolveError, compile_block, solve_mechanism
 
 PROBLEMS = MDBENCH
 N = 200
