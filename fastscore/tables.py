@@ -21,10 +21,12 @@ from typing import Iterable, Mapping, Sequence
 
 import polars as pl
 
-from fastscore.kernels import METRICS
 from fastscore.sweep import SUBMISSION_COLUMNS
 
 SUBMISSION_TEXT = SUBMISSION_COLUMNS
+METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
+"""The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
+without loading Numba; a test checks that the two are equal)."""
 STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
 RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
 STRATA = ("domain", "family", "n_mutations", "variant_only")
