@@ -18,14 +18,11 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from fastscore.structure_report import structure_section
-from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, STRUCTURE_INPUTS, solver_cost
+from fastscore.tables import OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, STRUCTURE_INPUTS, solver_cost
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
-OUTCOMES = {"p_equivalent": "SA(P)", "m_correct": "SA(M)", "id_acc": "Acc ID", "ood_acc": "Acc OOD"}
 RATE_LABELS = {"sa_p": "SA(P)", "sa_m": "SA(M)", "cond_fail": "1−(M|P)", "acc_id": "Acc ID", "acc_ood": "Acc OOD"}
-STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
-                  "variant_only": "Variants only (n_mutations > 0)"}
 MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 EXACT_WILCOXON_MAX = 50

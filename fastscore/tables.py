@@ -30,6 +30,10 @@ without loading Numba; a test checks that the two are equal)."""
 STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
 RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
 STRATA = ("domain", "family", "n_mutations", "variant_only")
+STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
+                  "variant_only": "Variants only (n_mutations > 0)"}
+OUTCOMES = {"p_equivalent": "SA(P)", "m_correct": "SA(M)", "id_acc": "Acc ID", "ood_acc": "Acc OOD"}
+"""Per-task binary outcomes (score columns) the report's tests compare, with their labels."""
 
 # ------------------------------------------------- structure scores (issue 14)
 # Columns of a mechanism submission (null for phenomenal ones; fastscore.structure_score).
