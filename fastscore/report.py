@@ -18,7 +18,8 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from fastscore.structure_report import structure_section
-from fastscore.tables import OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, STRUCTURE_INPUTS, solver_cost
+from fastscore.tables import (OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, SUMMARY_INPUTS, solver_cost,
+                              summary_columns)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -26,8 +27,6 @@ RATE_LABELS = {"sa_p": "SA(P)", "sa_m": "SA(M)", "cond_fail": "1−(M|P)", "acc_
 MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 EXACT_WILCOXON_MAX = 50
-USED_COLUMNS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
     "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
@@ -405,11 +404,9 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     path = directory / "scores.parquet"
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
-    schema = pl.read_parquet_schema(path)
-    scores = pl.read_parquet(path, columns=[name for name, dtype in schema.items() if name in USED_COLUMNS
-                                            or (name not in SCORE_SCHEMA and dtype.is_numeric())])
+    scores = summary_columns(path)
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
-                                 for name in USED_COLUMNS if name not in scores.columns).drop_nulls(["config", "task"])
+                                 for name in SUMMARY_INPUTS if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
         else summary_table(scores)
     strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \

@@ -125,7 +125,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     _atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
     _atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / "scores.parquet", out / "probes.parquet")
-    scores = _summary_columns(out / "scores.parquet")
+    scores = tables.summary_columns(out / "scores.parquet")
     summary, strata = tables.summary(scores), tables.strata(scores)
     _atomically(out / "summary.parquet", summary.write_parquet)
     _atomically(out / "strata.parquet", strata.write_parquet)
@@ -373,14 +373,6 @@ def _task_warnings(path: Path) -> dict[str, str]:
     """Per task, its problem's warnings (probes the law may give away), from the scores."""
     frame = pl.scan_parquet(path).select("task", "task_warnings").drop_nulls().unique().sort("task").collect()
     return dict(frame.iter_rows())
-
-
-def _summary_columns(path: Path) -> pl.DataFrame:
-    """The columns of a scores table that the summary, strata and meta need."""
-    schema = pl.read_parquet_schema(path)
-    wanted = [name for name, dtype in schema.items()
-              if name in tables.SUMMARY_INPUTS or (name not in tables.SCORE_SCHEMA and dtype.is_numeric())]
-    return pl.read_parquet(path, columns=wanted)
 
 
 def _progress(enabled: bool | None):

@@ -17,6 +17,7 @@ quantities, over the mechanisms that solved).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import polars as pl
@@ -133,9 +134,21 @@ def summary(scores: pl.DataFrame) -> pl.DataFrame:
     return rates if cost is None else rates.join(cost, on="config", how="left")
 
 
+def _is_cost(name: str, dtype: pl.DataType) -> bool:
+    return name not in SCORE_SCHEMA and dtype.is_numeric()
+
+
 def cost_columns(scores: pl.DataFrame) -> list[str]:
     """Numeric columns carried through from the sweep (wall time, tokens, cost, ...)."""
-    return [name for name, dtype in scores.schema.items() if name not in SCORE_SCHEMA and dtype.is_numeric()]
+    return [name for name, dtype in scores.schema.items() if _is_cost(name, dtype)]
+
+
+def summary_columns(path: str | Path) -> pl.DataFrame:
+    """The columns of a scores table (Parquet) that ``summary`` and ``strata`` read:
+    ``SUMMARY_INPUTS`` and the cost columns."""
+    schema = pl.read_parquet_schema(path)
+    return pl.read_parquet(path, columns=[name for name, dtype in schema.items()
+                                          if name in SUMMARY_INPUTS or _is_cost(name, dtype)])
 
 
 COST_SCHEMA = {"config": pl.Utf8, "column": pl.Utf8, "n": pl.UInt32, "median": pl.Float64,
