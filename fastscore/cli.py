@@ -126,6 +126,7 @@ def _score(args) -> int:
 
     from fastscore.run import read_task_list, score_sweep
     from fastscore.runs import ExperimentNames
+    from fastscore.tables import RATES
     settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)
     tasks = None if args.tasks is None else read_task_list(args.tasks)
     experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
@@ -134,7 +135,7 @@ def _score(args) -> int:
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
-        print(summary.select("config", "n_tasks", "n_runs", "sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood"))
+        print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in RATES)))
     print(f"wrote {args.out}/scores.parquet, probes.parquet, summary.parquet, strata.parquet, meta.json")
     return 0
 

@@ -17,12 +17,11 @@ from matplotlib.figure import Figure
 
 from fastscore.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.structure_report import structure_section
-from fastscore.tables import (OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, SUMMARY_INPUTS, solver_cost,
-                              summary_columns)
+from fastscore.tables import (OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, get_rate, solver_cost,
+                              summary_columns, summary_inputs)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
-RATE_LABELS = {"sa_p": "SA(P)", "sa_m": "SA(M)", "cond_fail": "1−(M|P)", "acc_id": "Acc ID", "acc_ood": "Acc OOD"}
 MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 TASK_LEVEL_METHOD = (
@@ -96,7 +95,7 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
                                          mine[rate].cast(pl.Float64).to_numpy(),
                                          yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
                                          marker=styles[config]["marker"], capsize=3, color=styles[config]["color"]))
-        axes.set_title(RATE_LABELS[rate] + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
+        axes.set_title(get_rate(rate).label + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
         axes.set_xlabel("number of mutations")
         axes.set_xticks(xs)
         axes.set_ylim(-0.05, 1.05)
@@ -129,7 +128,7 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
                                     mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
                                     yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
                                     color=styles[config]["color"], hatch=styles[config]["hatch"], capsize=2))
-        axes.set_title(RATE_LABELS[rate])
+        axes.set_title(get_rate(rate).label)
         tilted = len(domains) > 4
         axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
         axes.set_ylim(0, 1.05)
@@ -228,9 +227,9 @@ def _rate(row: dict, rate: str) -> str:
 
 
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    headers = [*keys, "n_tasks", "n_runs", *(RATE_LABELS[r] for r in RATES)]
+    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in RATES)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
-                             + [_rate(row, r) for r in RATES] for row in frame.iter_rows(named=True)])
+                             + [_rate(row, r.name) for r in RATES] for row in frame.iter_rows(named=True)])
 
 
 # ---------------------------------------------------------------- sections
@@ -241,7 +240,7 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
     scores = summary_columns(path)
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
-                                 for name in SUMMARY_INPUTS if name not in scores.columns).drop_nulls(["config", "task"])
+                                 for name in summary_inputs() if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
         else summary_table(scores)
     strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
@@ -332,7 +331,7 @@ def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
     tests = {label: domain_tests(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
     by_config = {label: {row["config"]: row for row in table.iter_rows(named=True)} for label, table in tests.items()}
     document.table(["config", "n_domains", *(f"{label} H (p)" for label in OUTCOMES.values())],
-                   [[config, str(by_config["SA(P)"].get(config, {}).get("n_domains", 0)),
+                   [[config, str(by_config[OUTCOMES["p_equivalent"]].get(config, {}).get("n_domains", 0)),
                      *(_kruskal_cell(by_config[label].get(config)) for label in OUTCOMES.values())]
                     for config in configs])
 
