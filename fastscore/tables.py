@@ -230,6 +230,11 @@ def _wide_cost(scores: pl.DataFrame) -> pl.DataFrame | None:
     return wide
 
 
+def stratum_rows(strata: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The rows of one stratum of a ``strata`` table (none when the table has no strata)."""
+    return strata.filter(pl.col("stratum") == name) if "stratum" in strata.columns else strata.clear()
+
+
 def strata(scores: pl.DataFrame) -> pl.DataFrame:
     """The summary's rates by config × stratum (long format: ``stratum``, ``value``)."""
     frames = []
