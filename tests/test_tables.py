@@ -19,14 +19,20 @@ def test_the_metric_names_are_the_kernels_metrics():
     assert tables.METRICS == METRICS
 
 
-def _loads_numba(module: str) -> bool:
-    code = f"import sys, {module}; print('numba' in sys.modules)"
+def _loads_numba(code: str) -> bool:
+    code += "\nimport sys; print('numba' in sys.modules)"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
         == "True"
 
 
-def test_the_tables_load_without_numba():
-    assert not _loads_numba("fastscore.tables")
+def test_the_tables_and_the_report_load_without_numba(tmp_path):
+    assert not _loads_numba("import fastscore.tables")
+    assert not _loads_numba("import fastscore.report")
+    rows = [{"config": c, "run": 0, "task": t, "status": "ok", "p_equivalent": c == "a", "n_probes": 0}
+            for c in ("a", "b") for t in ("t1", "t2")]
+    tables.frame(rows, tables.SCORE_SCHEMA).write_parquet(tmp_path / "scores.parquet")
+    assert not _loads_numba(f"from fastscore.report import write_report; write_report({str(tmp_path)!r})")
+    assert (tmp_path / "report" / "report.md").is_file()
 
 
 # ------------------------------------------------- a new rate is one registration
