@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence, get_args
 
 import polars as pl
 
@@ -32,7 +32,8 @@ SUBMISSION_TEXT = SUBMISSION_COLUMNS
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 """The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
 without loading Numba; a test checks that the two are equal)."""
-STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
+Status = Literal["ok", "parse_error", "solve_error", "eval_error", "timeout", "missing"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 STRATA = ("domain", "family", "n_mutations", "variant_only")
 STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
                   "variant_only": "Variants only (n_mutations > 0)"}
@@ -134,9 +135,11 @@ def summary_inputs() -> tuple[str, ...]:
                                 *(name for r in RATES for name in r.inputs), *STRUCTURE_INPUTS)))
 
 
-def failed_row(row: Mapping, problem, *, status: str, error: str) -> dict:
+def failed_row(row: Mapping, problem, *, status: Status, error: str) -> dict:
     """The row of a grid cell that was not scored (``missing``, or a submission whose
     worker failed): counted as failed; the sweep row's extra columns are kept."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
     n_probes = len(problem.probes)
     kept = {k: v for k, v in row.items() if k not in SUBMISSION_TEXT}
     return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,

@@ -1,10 +1,11 @@
 """The output vocabulary (``fastscore.tables``): names kept in step with the kernels,
-and light enough to load without Numba."""
+light enough to load without Numba, a new rate in one registration, closed statuses."""
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -72,3 +73,11 @@ def test_a_rate_name_is_registered_once():
         tables.register_rate(tables.Rate("sa_p", "again", pl.col("p_equivalent").mean(), True))
     with pytest.raises(ValueError, match="unknown rate 'nope'; expected one of sa_p, sa_m"):
         tables.get_rate("nope")
+
+
+def test_a_failed_row_has_one_of_the_statuses():
+    problem = SimpleNamespace(probes=(), family="f", domain="d", n_mutations=0)
+    assert tables.failed_row({"config": "c", "run": 0, "task": "t"}, problem, status="timeout",
+                             error="slow")["status"] == "timeout"
+    with pytest.raises(ValueError, match="unknown status 'late'; expected one of ok, parse_error"):
+        tables.failed_row({"config": "c", "run": 0, "task": "t"}, problem, status="late", error="")
