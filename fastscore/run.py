@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import platform
-import shutil
 import sys
 import time
 from collections import Counter, defaultdict
@@ -40,6 +39,7 @@ import polars as pl
 
 from fastscore import tables
 from fastscore.executors.local import LocalExecutor, WorkUnit
+from fastscore.parts import PartStore as _PartStore, atomically
 from fastscore.problems import Problem, load_problems, problem_files
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
@@ -97,7 +97,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
                  started, experiments: ExperimentNames) -> pl.DataFrame:
     state = {"problems_sha256": _digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
              "fastscore_version": metadata.version("fastscore")}
-    parts = _PartStore(out / ".parts", state)
+    parts = _PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress)
@@ -122,13 +122,13 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     # the tables are streamed from the parts to disk; only the columns the summary
     # needs are loaded, so the end of a large sweep holds no full copy of its rows
     missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
-    _atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
-    _atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
+    atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
+    atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / "scores.parquet", out / "probes.parquet")
     scores = tables.summary_columns(out / "scores.parquet")
     summary, strata = tables.summary(scores), tables.strata(scores)
-    _atomically(out / "summary.parquet", summary.write_parquet)
-    _atomically(out / "strata.parquet", strata.write_parquet)
+    atomically(out / "summary.parquet", summary.write_parquet)
+    atomically(out / "strata.parquet", strata.write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
     meta["inputs"]["problems_sha256"] = state["problems_sha256"]
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / "scores.parquet")
@@ -139,7 +139,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
         print(f"fastscore: warning: {warning}", file=sys.stderr)
     meta["task_warnings"] = _task_warnings(out / "scores.parquet")
     text = json.dumps(meta, indent=2, sort_keys=True, default=str)
-    _atomically(out / "meta.json", lambda path: Path(path).write_text(text))
+    atomically(out / "meta.json", lambda path: Path(path).write_text(text))
     return summary
 
 
@@ -159,17 +159,6 @@ def _locked(out: Path):
         handle.write(str(os.getpid()))
         handle.flush()
         yield
-
-
-def _atomically(path: Path, write) -> None:
-    """``write(temporary)`` then rename it to ``path``: readers see the old file or the
-    new one, never part of one."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _mixed_columns(path: Path) -> dict[str, int]:
@@ -273,92 +262,6 @@ def _approximate_rows(sweep) -> int:
     if path.is_file():
         return path.stat().st_size // 200
     return sum(1 for _ in path.rglob("submission.txt"))
-
-
-class _PartStore:
-    """Result parts on disk: written atomically as numbered Parquet files, read back
-    newest-wins per cell.  A run that resumed from earlier parts compacts them into
-    one part at its end; a fresh run's parts hold each cell once and stay as written."""
-
-    STATE = "state.json"
-
-    def __init__(self, folder: Path, state: Mapping):
-        self.folder = folder
-        state_file = folder / self.STATE
-        if folder.exists() and _read_state(state_file) != dict(state):
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(dict(state), sort_keys=True)
-        _atomically(state_file, lambda path: Path(path).write_text(text))
-        self.buffers = {"scores": [], "probes": []}
-        existing = sorted(folder.glob("scores-*.parquet"))
-        self.resumed = bool(existing)
-        self.count = 1 + max((int(p.stem.split("-")[1]) for p in existing), default=-1)
-        self.done = {}
-        for path in existing:
-            for config, run, task, sha in pl.read_parquet(
-                    path, columns=["config", "run", "task", "submission_sha"]).iter_rows():
-                self.done[(config, run, task)] = sha
-
-    def add(self, score_rows, probe_rows) -> None:
-        self.buffers["scores"].extend(score_rows)
-        self.buffers["probes"].extend(probe_rows)
-        if len(self.buffers["scores"]) >= PART_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.buffers["scores"]:
-            return
-        schemas = {"scores": tables.SCORE_SCHEMA, "probes": tables.PROBE_SCHEMA}
-        # probes first: a scores part present on disk means its probes are there too
-        for kind in ("probes", "scores"):
-            self._write(tables.frame(self.buffers[kind], schemas[kind]), f"{kind}-{self.count:06d}")
-            self.buffers[kind].clear()
-        self.count += 1
-
-    def _write(self, frame: pl.DataFrame, stem: str) -> None:
-        temporary = self.folder / f"{stem}.tmp"
-        frame.write_parquet(temporary)
-        os.replace(temporary, self.folder / f"{stem}.parquet")
-
-    def scan(self, kind: str, cells: Mapping[tuple, str], *, extra: pl.DataFrame | None = None) -> pl.LazyFrame:
-        """All rows of the current sweep's cells (the newest part winning per cell after
-        a resume), plus ``extra``, sorted by cell."""
-        frames = [pl.scan_parquet(f) for f in sorted(self.folder.glob(f"{kind}-*.parquet"))]
-        keys = ["config", "run", "task"] + (["probe"] if kind == "probes" else [])
-        schema = tables.SCORE_SCHEMA if kind == "scores" else tables.PROBE_SCHEMA
-        frame = pl.concat(frames, how="diagonal_relaxed") if frames else tables.frame([], schema).lazy()
-        if self.resumed:  # older parts may hold stale rows, or cells no longer in the sweep
-            current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
-                                   schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
-            frame = frame.unique(subset=keys, keep="last", maintain_order=True)
-            frame = frame.join(current.lazy(), on=["config", "run", "task"], how="semi")
-        if extra is not None and extra.height:
-            frame = pl.concat([frame, extra.lazy()], how="diagonal_relaxed")
-        return frame.sort(keys)
-
-    def compact(self, scores: Path, probes: Path) -> None:
-        """After a resumed run, replace every part by one holding the final rows."""
-        if not self.resumed:
-            return
-        stale = sorted(self.folder.glob("*-*.parquet"))
-        for kind, path in (("probes", probes), ("scores", scores)):
-            temporary = self.folder / f"{kind}-{self.count:06d}.tmp"
-            frame = pl.scan_parquet(path)
-            if kind == "scores":
-                frame = frame.filter(pl.col("status") != "missing")
-            frame.sink_parquet(temporary)
-            os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
-        for path in stale:
-            path.unlink()
-
-
-def _read_state(path: Path) -> dict | None:
-    """The inputs the parts were scored under; None when absent or unreadable."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:
