@@ -43,7 +43,7 @@ from fastscore.parts import PartStore as _PartStore, atomically
 from fastscore.problems import Problem, load_problems, problem_files
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
-from fastscore.sweep import READ_ERROR, SweepError, read_sweep, sweep_digest
+from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
 
 PART_ROWS = 20_000
 RAY_THRESHOLD = 50_000
@@ -238,30 +238,15 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
         yield from groups.items()
 
 
-def submission_sha(row: Mapping) -> str:
-    """Digest of a sweep row: every column, so a changed extra column rescores too."""
-    return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:32]
-
-
 def _executor(name: str, by_task, settings, *, address, workers, sweep):
     if name == "auto":
-        name = "ray" if address or _approximate_rows(sweep) >= RAY_THRESHOLD else "local"
+        name = "ray" if address or approximate_rows(sweep) >= RAY_THRESHOLD else "local"
     if name == "local":
         return LocalExecutor(by_task, settings)
     if name == "ray":
         from fastscore.executors.ray import RayExecutor
         return RayExecutor(by_task, settings, address=address, workers=workers)
     raise ValueError(f"unknown executor {name!r}; expected local, ray or auto")
-
-
-def _approximate_rows(sweep) -> int:
-    path = Path(sweep)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-        return pq.ParquetFile(path).metadata.num_rows
-    if path.is_file():
-        return path.stat().st_size // 200
-    return sum(1 for _ in path.rglob("submission.txt"))
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:
