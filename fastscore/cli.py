@@ -124,7 +124,8 @@ def _parser() -> argparse.ArgumentParser:
 def _score(args) -> int:
     import polars as pl
 
-    from fastscore.run import read_task_list, score_sweep
+    from fastscore.problems import read_task_list
+    from fastscore.run import score_sweep
     from fastscore.runs import ExperimentNames
     from fastscore.tables import RATES
     settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)

@@ -22,7 +22,6 @@ and reported on stderr.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import platform
@@ -40,7 +39,7 @@ import polars as pl
 from fastscore import tables
 from fastscore.executors.local import LocalExecutor, WorkUnit
 from fastscore.parts import PartStore as _PartStore, atomically
-from fastscore.problems import Problem, load_problems, problem_files
+from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
 from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
@@ -95,7 +94,7 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
 
 def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
                  started, experiments: ExperimentNames) -> pl.DataFrame:
-    state = {"problems_sha256": _digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
+    state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
              "fastscore_version": metadata.version("fastscore")}
     parts = _PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
@@ -192,22 +191,6 @@ def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Seque
     return warnings
 
 
-def select_tasks(by_task: Mapping[str, Problem], tasks: Sequence[str] | None) -> dict[str, Problem]:
-    """The problems named in ``tasks`` (all when None); an unknown task id is an error."""
-    if tasks is None:
-        return dict(by_task)
-    unknown = [t for t in tasks if t not in by_task]
-    if unknown:
-        raise ValueError(f"{len(unknown)} listed task(s) not in the problem set, e.g. {unknown[0]!r}")
-    return {t: by_task[t] for t in tasks}
-
-
-def read_task_list(path: str | Path) -> list[str]:
-    """Task ids from a file, one a line; blank lines and ``#`` comments are ignored."""
-    lines = Path(path).read_text().splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
 def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
            experiments: ExperimentNames | None = None) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
@@ -268,19 +251,6 @@ def _progress(enabled: bool | None):
     if enabled is None:
         enabled = sys.stderr.isatty()
     return tqdm(total=None, unit="sub", desc="scoring", disable=not enabled, mininterval=0.5)
-
-
-def _digest_problems(problems) -> str:
-    digest = hashlib.sha256()
-    if isinstance(problems, (str, Path)):
-        root = Path(problems)
-        for path in problem_files(root):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    else:
-        for problem in problems:
-            digest.update(repr(problem).encode())
-    return digest.hexdigest()
 
 
 def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, seconds: float,
