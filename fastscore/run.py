@@ -37,7 +37,8 @@ from typing import Iterator, Mapping, Sequence
 import polars as pl
 
 from fastscore import tables
-from fastscore.executors.local import LocalExecutor, WorkUnit
+from fastscore.executors.base import WorkUnit
+from fastscore.executors.local import LocalExecutor
 from fastscore.parts import PartStore as _PartStore, atomically
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
