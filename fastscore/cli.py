@@ -9,7 +9,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import get_args
 
+from fastscore.executors import ExecutorName
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings
 
@@ -46,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--sweep", required=True, type=Path, help="sweep: .parquet, .csv, .jsonl or a directory tree")
     score.add_argument("--out", required=True, type=Path, help="output directory")
     score.add_argument("--tasks", type=Path, help="score only these task ids (a file, one a line), e.g. a Core set")
-    score.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+    score.add_argument("--executor", choices=get_args(ExecutorName), default="auto",
                        help="auto: in-process for small sweeps, Ray for large ones (default)")
     score.add_argument("--address", help="join an existing Ray cluster at this address")
     score.add_argument("--workers", type=int, help="most Ray workers to use")

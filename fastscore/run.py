@@ -37,8 +37,8 @@ from typing import Iterator, Mapping, Sequence
 import polars as pl
 
 from fastscore import tables
-from fastscore.executors.base import WorkUnit
-from fastscore.executors.local import LocalExecutor
+from fastscore.executors import ExecutorName, make_executor
+from fastscore.executors.base import Executor, WorkUnit
 from fastscore.parts import PartStore as _PartStore, atomically
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -69,7 +69,7 @@ class OutputBusy(ValueError):
 
 
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
-                tasks: Sequence[str] | None = None, executor: str = "auto", address: str | None = None,
+                tasks: Sequence[str] | None = None, executor: ExecutorName = "auto", address: str | None = None,
                 workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
                 progress: bool | None = None, experiments: ExperimentNames | None = None) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems`` (restricted to the task
@@ -222,15 +222,10 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
         yield from groups.items()
 
 
-def _executor(name: str, by_task, settings, *, address, workers, sweep):
+def _executor(name: str, by_task, settings, *, address, workers, sweep) -> Executor:
     if name == "auto":
         name = "ray" if address or approximate_rows(sweep) >= RAY_THRESHOLD else "local"
-    if name == "local":
-        return LocalExecutor(by_task, settings)
-    if name == "ray":
-        from fastscore.executors.ray import RayExecutor
-        return RayExecutor(by_task, settings, address=address, workers=workers)
-    raise ValueError(f"unknown executor {name!r}; expected local, ray or auto")
+    return make_executor(name, by_task, settings, address=address, workers=workers)
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:
