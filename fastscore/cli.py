@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import get_args
 
+from fastscore.data import Layout
 from fastscore.executors import ExecutorName
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings
@@ -84,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     prepare = commands.add_parser("prepare", help="public task views (problem.json and the training data)")
     prepare.add_argument("--problems", required=True, type=Path)
     prepare.add_argument("--out", required=True, type=Path)
-    prepare.add_argument("--layout", choices=("mdbench", "mechbench"), default="mdbench",
+    prepare.add_argument("--layout", choices=get_args(Layout), default="mdbench",
                          help="mdbench: OUT/<task>/problem.json + data_train.npy; mechbench: MechBench's harness "
                               "export OUT/<task>/agent/{problem.json,train.npy} (+ answer/ with --save-answer)")
     prepare.add_argument("--save-answer", action="store_true", help="also write the answers (kept private otherwise)")
@@ -143,35 +144,17 @@ def _score(args) -> int:
     return 0
 
 
-def _splits_of(problems_dir: Path, *, seed: int, samples: int):
-    from fastscore.problems import load_problems
-    from fastscore.reference import build_reference
-    settings = Settings(data_seed=seed, n_samples=samples)
-    for problem in load_problems(problems_dir):
-        yield problem, build_reference(problem, settings=settings).splits
-
-
 def _data(args) -> int:
-    from fastscore.data import write_npz
-    count = 0
-    for problem, splits in _splits_of(args.problems, seed=args.seed, samples=args.samples):
-        path = args.out / f"{problem.task_id}.npz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_npz(splits, path, generation_config={"seed": args.seed, "n_samples": args.samples,
-                                                   "task": problem.task_id, "generator": "fastscore"})
-        count += 1
+    from fastscore.data import write_splits
+    count = write_splits(args.problems, args.out, settings=Settings(data_seed=args.seed, n_samples=args.samples))
     print(f"wrote {count} split files to {args.out}")
     return 0
 
 
 def _prepare(args) -> int:
-    from fastscore.data import write_prepared
-    from fastscore.mechbench import write_task_folder
-    write = write_task_folder if args.layout == "mechbench" else write_prepared
-    count = 0
-    for problem, splits in _splits_of(args.problems, seed=args.seed, samples=Settings().n_samples):
-        write(problem, splits, args.out / problem.task_id, save_answer=args.save_answer)
-        count += 1
+    from fastscore.data import write_task_views
+    count = write_task_views(args.problems, args.out, layout=args.layout, save_answer=args.save_answer,
+                             settings=Settings(data_seed=args.seed))
     print(f"wrote {count} task views to {args.out}" + (" (with answers)" if args.save_answer else ""))
     return 0
 
