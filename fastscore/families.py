@@ -122,10 +122,12 @@ class Relation:
 
     @property
     def is_balance(self) -> bool:
+        """A balance of terms, not a plain equation."""
         return self.equation is None
 
     @property
     def description(self) -> str:
+        """The description parts, each once, in order of origin."""
         ordered = sorted(self.notes, key=lambda note: note[0])
         return " ".join(dict.fromkeys(text for _, text in ordered))
 
@@ -182,6 +184,7 @@ class Family:
     source: str
 
     def mutation(self, index: int) -> Mutation:
+        """Mutation Δ``index``."""
         return self.mutations[index - 1]
 
     @property

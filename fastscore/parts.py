@@ -57,12 +57,14 @@ class PartStore:
                 self.done[(config, run, task)] = sha
 
     def add(self, score_rows, probe_rows) -> None:
+        """Buffer result rows; a full buffer (``part_rows`` score rows) is written as a part."""
         self.buffers["scores"].extend(score_rows)
         self.buffers["probes"].extend(probe_rows)
         if len(self.buffers["scores"]) >= self.part_rows:
             self.flush()
 
     def flush(self) -> None:
+        """Write the buffered rows as the next part (probes first), if there are any."""
         if not self.buffers["scores"]:
             return
         schemas = {"scores": tables.SCORE_SCHEMA, "probes": tables.PROBE_SCHEMA}

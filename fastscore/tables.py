@@ -52,6 +52,7 @@ class Rate:
 
     @property
     def inputs(self) -> tuple[str, ...]:
+        """The score columns the rate reads."""
         return tuple(self.expr.meta.root_names())
 
 
