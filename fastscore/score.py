@@ -26,7 +26,7 @@ from fastscore.kernels import METRICS, UnsupportedExpression, accuracy, compile_
 from fastscore.parse import ParseError, parse_equation, parse_probe_answers, reply_equation, split_equations, symbol
 from fastscore.reference import Reference, read_expression
 from fastscore.settings import DEFAULT_SETTINGS, Settings
-from fastscore.tables import SUBMISSION_TEXT
+from fastscore.sweep import SUBMISSION_COLUMNS as SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 from fastscore.structure_score import recovered_quantities, structure_fields
 

@@ -28,7 +28,6 @@ import polars as pl
 
 from fastscore.sweep import SUBMISSION_COLUMNS
 
-SUBMISSION_TEXT = SUBMISSION_COLUMNS
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 """The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
 without loading Numba; a test checks that the two are equal)."""
@@ -142,7 +141,7 @@ def failed_row(row: Mapping, problem, *, status: Status, error: str) -> dict:
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
     n_probes = len(problem.probes)
-    kept = {k: v for k, v in row.items() if k not in SUBMISSION_TEXT}
+    kept = {k: v for k, v in row.items() if k not in SUBMISSION_COLUMNS}
     return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
             "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
             "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0}
