@@ -9,7 +9,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import get_args
 
+from fastscore.data import Layout
+from fastscore.executors import ExecutorName
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings
 
@@ -46,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--sweep", required=True, type=Path, help="sweep: .parquet, .csv, .jsonl or a directory tree")
     score.add_argument("--out", required=True, type=Path, help="output directory")
     score.add_argument("--tasks", type=Path, help="score only these task ids (a file, one a line), e.g. a Core set")
-    score.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+    score.add_argument("--executor", choices=get_args(ExecutorName), default="auto",
                        help="auto: in-process for small sweeps, Ray for large ones (default)")
     score.add_argument("--address", help="join an existing Ray cluster at this address")
     score.add_argument("--workers", type=int, help="most Ray workers to use")
@@ -82,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     prepare = commands.add_parser("prepare", help="public task views (problem.json and the training data)")
     prepare.add_argument("--problems", required=True, type=Path)
     prepare.add_argument("--out", required=True, type=Path)
-    prepare.add_argument("--layout", choices=("mdbench", "mechbench"), default="mdbench",
+    prepare.add_argument("--layout", choices=get_args(Layout), default="mdbench",
                          help="mdbench: OUT/<task>/problem.json + data_train.npy; mechbench: MechBench's harness "
                               "export OUT/<task>/agent/{problem.json,train.npy} (+ answer/ with --save-answer)")
     prepare.add_argument("--save-answer", action="store_true", help="also write the answers (kept private otherwise)")
@@ -124,8 +127,10 @@ def _parser() -> argparse.ArgumentParser:
 def _score(args) -> int:
     import polars as pl
 
-    from fastscore.run import read_task_list, score_sweep
+    from fastscore.problems import read_task_list
+    from fastscore.run import score_sweep
     from fastscore.runs import ExperimentNames
+    from fastscore.tables import RATES
     settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)
     tasks = None if args.tasks is None else read_task_list(args.tasks)
     experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
@@ -134,40 +139,22 @@ def _score(args) -> int:
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
-        print(summary.select("config", "n_tasks", "n_runs", "sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood"))
+        print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in RATES)))
     print(f"wrote {args.out}/scores.parquet, probes.parquet, summary.parquet, strata.parquet, meta.json")
     return 0
 
 
-def _splits_of(problems_dir: Path, *, seed: int, samples: int):
-    from fastscore.problems import load_problems
-    from fastscore.reference import build_reference
-    settings = Settings(data_seed=seed, n_samples=samples)
-    for problem in load_problems(problems_dir):
-        yield problem, build_reference(problem, settings=settings).splits
-
-
 def _data(args) -> int:
-    from fastscore.data import write_npz
-    count = 0
-    for problem, splits in _splits_of(args.problems, seed=args.seed, samples=args.samples):
-        path = args.out / f"{problem.task_id}.npz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_npz(splits, path, generation_config={"seed": args.seed, "n_samples": args.samples,
-                                                   "task": problem.task_id, "generator": "fastscore"})
-        count += 1
+    from fastscore.data import write_splits
+    count = write_splits(args.problems, args.out, settings=Settings(data_seed=args.seed, n_samples=args.samples))
     print(f"wrote {count} split files to {args.out}")
     return 0
 
 
 def _prepare(args) -> int:
-    from fastscore.data import write_prepared
-    from fastscore.mechbench import write_task_folder
-    write = write_task_folder if args.layout == "mechbench" else write_prepared
-    count = 0
-    for problem, splits in _splits_of(args.problems, seed=args.seed, samples=Settings().n_samples):
-        write(problem, splits, args.out / problem.task_id, save_answer=args.save_answer)
-        count += 1
+    from fastscore.data import write_task_views
+    count = write_task_views(args.problems, args.out, layout=args.layout, save_answer=args.save_answer,
+                             settings=Settings(data_seed=args.seed))
     print(f"wrote {count} task views to {args.out}" + (" (with answers)" if args.save_answer else ""))
     return 0
 

@@ -505,3 +505,36 @@ def load_problems(directory: str | Path) -> list[Problem]:
     if not problems:
         raise ProblemError(f"{directory}: no problem files (*.yaml, *.yml, answer.json) found")
     return [problems[task_id] for task_id in sorted(problems)]
+
+
+def select_tasks(by_task: Mapping[str, Problem], tasks: Iterable[str] | None) -> dict[str, Problem]:
+    """The problems named in ``tasks`` (all when None); an unknown task id is an error."""
+    if tasks is None:
+        return dict(by_task)
+    tasks = list(tasks)
+    unknown = [t for t in tasks if t not in by_task]
+    if unknown:
+        raise ValueError(f"{len(unknown)} listed task(s) not in the problem set, e.g. {unknown[0]!r}")
+    return {t: by_task[t] for t in tasks}
+
+
+def read_task_list(path: str | Path) -> list[str]:
+    """Task ids from a file, one a line; blank lines and ``#`` comments are ignored."""
+    lines = Path(path).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def digest_problems(problems: str | Path | Iterable[Problem]) -> str:
+    """SHA-256 of a problem set: a directory's problem files (relative paths and bytes),
+    or the problems themselves."""
+    import hashlib
+    digest = hashlib.sha256()
+    if isinstance(problems, (str, Path)):
+        root = Path(problems)
+        for path in problem_files(root):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    else:
+        for problem in problems:
+            digest.update(repr(problem).encode())
+    return digest.hexdigest()

@@ -1,12 +1,12 @@
-"""The operator's report (SPEC §7 ``fastscore report DIR``): tables, paired statistics
-and figures from a scored output directory, written to ``DIR/report/`` as
+"""The operator's report (SPEC §7 ``fastscore report DIR``): the document and its
+sections (tables, paired statistics from ``fastscore.stats``, figures from
+``fastscore.figures``) for a scored output directory, written to ``DIR/report/`` as
 ``report.md``, a self-contained ``report.html`` and PNG figures. How task-level
 outcomes are formed for the tests is stated in ``TASK_LEVEL_METHOD``.
 """
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import re
 from pathlib import Path
@@ -14,23 +14,17 @@ from typing import Sequence
 
 import numpy as np
 import polars as pl
-from matplotlib.figure import Figure
-from scipy import stats
 
+from fastscore.figures import plot_domain_accuracy, plot_mutations
+from fastscore.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.structure_report import structure_section
-from fastscore.tables import RATES, SCORE_SCHEMA, STRATA, STRUCTURE_INPUTS, solver_cost
+from fastscore.tables import (OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, solver_cost, stratum_rows,
+                              summary_columns, summary_inputs)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
-OUTCOMES = {"p_equivalent": "SA(P)", "m_correct": "SA(M)", "id_acc": "Acc ID", "ood_acc": "Acc OOD"}
-RATE_LABELS = {"sa_p": "SA(P)", "sa_m": "SA(M)", "cond_fail": "1−(M|P)", "acc_id": "Acc ID", "acc_ood": "Acc OOD"}
-STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
-                  "variant_only": "Variants only (n_mutations > 0)"}
 MUTATION_FIGURE = "rates_by_mutations.png"
 DOMAIN_FIGURE = "accuracy_by_domain.png"
-EXACT_WILCOXON_MAX = 50
-USED_COLUMNS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
     "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
@@ -38,275 +32,6 @@ TASK_LEVEL_METHOD = (
     "McNemar's exact test and Cochran's Q need one binary outcome per task: a task counts as solved when it is "
     "solved in a strict majority of its runs (a tie counts as unsolved; with one run, that run). Holm's "
     "correction is applied within each family: one outcome × one test over all pairs of configurations.")
-
-
-# ---------------------------------------------------------------- statistics
-
-def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values, in input order: the i-th smallest of m
-    p-values becomes max over j <= i of min(1, (m - j + 1) p_(j)). NaNs stay NaN and
-    do not count in m."""
-    p = np.asarray(pvalues, dtype=float)
-    adjusted = np.full(p.shape, np.nan)
-    valid = np.flatnonzero(~np.isnan(p))
-    order = valid[np.argsort(p[valid], kind="stable")]
-    scaled = (order.size - np.arange(order.size)) * p[order]
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
-    return adjusted
-
-
-def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired samples must be two 1-d arrays of one length, got {a.shape} and {b.shape}")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    return a[keep], b[keep]
-
-
-def wilcoxon_signed_rank(a, b) -> float:
-    """Two-sided p-value of the paired Wilcoxon signed-rank test of ``a`` against ``b``
-    (pairs with a NaN dropped; zero differences dropped; 1 when all differences are
-    zero). Exact when at most 50 non-zero differences without ties in their sizes,
-    normal approximation with tie correction otherwise."""
-    a, b = _paired(a, b)
-    nonzero = (a - b)[a != b]
-    if nonzero.size == 0:
-        return 1.0
-    sizes = np.abs(nonzero)
-    exact = nonzero.size <= EXACT_WILCOXON_MAX and np.unique(sizes).size == sizes.size
-    return float(stats.wilcoxon(nonzero, zero_method="wilcox", method="exact" if exact else "asymptotic").pvalue)
-
-
-def mcnemar_exact(a, b) -> float:
-    """Exact two-sided McNemar p-value of paired binary outcomes: a binomial test of the
-    discordant pairs (solved by ``a`` only vs by ``b`` only) against 1/2; 1 when there
-    are none. Pairs with a NaN are dropped."""
-    a, b = _paired(a, b)
-    a, b = a != 0, b != 0
-    only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
-    if only_a + only_b == 0:
-        return 1.0
-    return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
-
-
-def cochran_q(outcomes) -> tuple[float, float]:
-    """Cochran's Q of k >= 2 related binary outcomes (rows: tasks, columns:
-    configurations; rows with a NaN dropped) and its chi-square(k - 1) p-value;
-    (0, 1) when every task has the same outcome under every configuration."""
-    x = np.asarray(outcomes, dtype=float)
-    if x.ndim != 2 or x.shape[1] < 2:
-        raise ValueError(f"Cochran's Q needs a (tasks × configurations) array with >= 2 columns, got {x.shape}")
-    solved = x[~np.isnan(x).any(axis=1)] != 0
-    k = solved.shape[1]
-    columns, rows = solved.sum(axis=0), solved.sum(axis=1)
-    total = rows.sum()
-    # Cochran (1950), Biometrika 37(3/4): 256-266:
-    #   Q = (k - 1) [k Σ_j C_j² - N²] / [k N - Σ_i R_i²]
-    # with C_j the column (configuration) totals, R_i the row (task) totals and N the
-    # grand total; under H0 (equal success rates) Q ~ chi-square with k - 1 df.
-    denominator = k * total - np.sum(rows ** 2)
-    if denominator == 0:
-        return 0.0, 1.0
-    q = (k - 1) * (k * np.sum(columns ** 2) - total ** 2) / denominator
-    return float(q), float(stats.chi2.sf(q, k - 1))
-
-
-def kruskal_wallis(samples: Sequence) -> tuple[float, float]:
-    """Kruskal–Wallis H and its p-value across independent samples (NaNs dropped, empty
-    samples ignored); (0, 1) when all values are equal, (NaN, NaN) with fewer than two
-    non-empty samples."""
-    groups = [g[~np.isnan(g)] for g in (np.asarray(s, dtype=float).ravel() for s in samples)]
-    groups = [g for g in groups if g.size]
-    if len(groups) < 2:
-        return float("nan"), float("nan")
-    if np.ptp(np.concatenate(groups)) == 0:
-        return 0.0, 1.0
-    h, p = stats.kruskal(*groups)
-    return float(h), float(p)
-
-
-# ------------------------------------------------------------- task level
-
-def task_outcomes(scores: pl.DataFrame, outcome: str) -> pl.DataFrame:
-    """Per (config, task): ``domain``, ``rate`` (the binary ``outcome`` averaged over
-    runs, null counting as failed) and ``majority`` (solved in more than half of the
-    runs). ``m_correct`` uses only tasks with probes."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
-    rows = scores.filter(pl.col("n_probes") > 0) if outcome == "m_correct" else scores
-    return rows.group_by("config", "task").agg(
-        pl.col("domain").first(),
-        pl.col(outcome).fill_null(False).cast(pl.Float64).mean().alias("rate"),
-    ).with_columns((pl.col("rate") > 0.5).cast(pl.Float64).alias("majority")).sort("config", "task")
-
-
-def _wide(outcomes: pl.DataFrame, value: str) -> tuple[list[str], np.ndarray]:
-    """The sorted configs and the (tasks × configs) matrix of ``value`` (NaN where a
-    config lacks the task)."""
-    configs = sorted(outcomes["config"].unique().to_list())
-    # pivoted on the config's position, so no config name can clash with the index column
-    slots = [str(i) for i in range(len(configs))]
-    slot = pl.col("config").replace_strict(configs, slots, return_dtype=pl.Utf8).alias("slot")
-    wide = outcomes.with_columns(slot).pivot(on="slot", index="task", values=value)
-    return configs, wide.select(slots).cast(pl.Float64).to_numpy() if wide.height else np.empty((0, len(configs)))
-
-
-def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
-    """Every pair of configurations on the task-level ``outcome`` (tasks both have):
-    rates, the better config, Wilcoxon and McNemar p-values with their Holm adjustments."""
-    outcomes = task_outcomes(scores, outcome)
-    configs, rates = _wide(outcomes, "rate")
-    _, majority = _wide(outcomes, "majority")
-    rows = []
-    for i, j in itertools.combinations(range(len(configs)), 2):
-        both = ~(np.isnan(rates[:, i]) | np.isnan(rates[:, j]))
-        a, b = rates[both, i], rates[both, j]
-        solved_a, solved_b = majority[both, i] != 0, majority[both, j] != 0
-        rate_a, rate_b = (float(a.mean()), float(b.mean())) if a.size else (float("nan"),) * 2
-        rows.append({
-            "config_a": configs[i], "config_b": configs[j], "n_tasks": int(a.size), "rate_a": rate_a,
-            "rate_b": rate_b, "better": configs[i] if rate_a > rate_b else configs[j] if rate_b > rate_a else "=",
-            "wilcoxon_p": wilcoxon_signed_rank(a, b), "only_a": int(np.sum(solved_a & ~solved_b)),
-            "only_b": int(np.sum(~solved_a & solved_b)), "mcnemar_p": mcnemar_exact(solved_a, solved_b),
-        })
-    schema = {"config_a": pl.Utf8, "config_b": pl.Utf8, "n_tasks": pl.Int64, "rate_a": pl.Float64,
-              "rate_b": pl.Float64, "better": pl.Utf8, "wilcoxon_p": pl.Float64, "only_a": pl.Int64,
-              "only_b": pl.Int64, "mcnemar_p": pl.Float64}
-    table = pl.DataFrame(rows, schema=schema)
-    return table.with_columns(
-        pl.Series("wilcoxon_holm", holm(table["wilcoxon_p"].to_numpy()), dtype=pl.Float64),
-        pl.Series("mcnemar_holm", holm(table["mcnemar_p"].to_numpy()), dtype=pl.Float64),
-    ).select(*schema, "wilcoxon_holm", "mcnemar_holm")
-
-
-def cochran_across(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> dict | None:
-    """Cochran's Q across every configuration (majority outcomes on the tasks all of
-    them have): ``q``, ``df``, ``p``, ``n_tasks``; None with fewer than 3 configs."""
-    configs, matrix = _wide(task_outcomes(scores, outcome), "majority")
-    if len(configs) < 3:
-        return None
-    matrix = matrix[~np.isnan(matrix).any(axis=1)]
-    q, p = cochran_q(matrix) if matrix.shape[0] else (float("nan"), float("nan"))
-    return {"q": q, "df": len(configs) - 1, "p": p, "n_tasks": matrix.shape[0]}
-
-
-def domain_tests(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
-    """Per configuration: Kruskal–Wallis across domains of the per-task ``outcome``
-    averaged over runs (tasks without a domain left out): ``n_domains``, ``h``, ``p``."""
-    outcomes = task_outcomes(scores, outcome).filter(pl.col("domain").is_not_null())
-    rows = []
-    for config in sorted(outcomes["config"].unique().to_list()):
-        mine = outcomes.filter(pl.col("config") == config)
-        samples = [group["rate"].to_numpy() for _, group in mine.group_by("domain")]
-        h, p = kruskal_wallis(samples)
-        rows.append({"config": config, "n_domains": len(samples), "h": h, "p": p})
-    return pl.DataFrame(rows, schema={"config": pl.Utf8, "n_domains": pl.Int64, "h": pl.Float64, "p": pl.Float64})
-
-
-# ---------------------------------------------------------------- figures
-
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
-LEGEND_COLUMNS = 6
-"""Legend entries per row, below the plots (the figure grows a row at a time)."""
-
-
-def _styles(configs: Sequence[str]) -> dict[str, dict]:
-    """Per config: a colour (tab10, or tab20 for more configs), and past 20 configs a
-    marker and a hatch too, so no two configs look alike."""
-    from matplotlib import colormaps
-    palette = colormaps["tab10"] if len(configs) <= 10 else colormaps["tab20"]
-    return {config: {"color": palette(i % palette.N), "marker": _MARKERS[(i // palette.N) % len(_MARKERS)],
-                     "hatch": _HATCHES[(i // palette.N) % len(_HATCHES)]} for i, config in enumerate(configs)}
-
-
-def _label(config: str) -> str:
-    """A config name with ``$`` escaped, so matplotlib shows it as it is (a ``$`` pair
-    would be parsed as mathtext: ``$\\frac{$`` failed with an empty error)."""
-    return config.replace("$", r"\$")
-
-
-def _legend(figure, handles: list, configs: Sequence[str]) -> None:
-    """The legend of every config, below the plots: handles and labels are given
-    explicitly, so labels starting with ``_`` are kept (matplotlib drops them when it
-    collects the labels itself)."""
-    figure.legend(handles, [_label(c) for c in configs], loc="outside lower center",
-                  ncols=min(len(configs), LEGEND_COLUMNS))
-
-
-def _height(base: float, configs: Sequence[str]) -> float:
-    """Figure height with room for the legend rows below the plots."""
-    return base + 0.25 * -(-len(configs) // LEGEND_COLUMNS)
-
-
-def _stratum(strata: pl.DataFrame, name: str) -> pl.DataFrame:
-    return strata.filter(pl.col("stratum") == name) if "stratum" in strata.columns else strata.clear()
-
-
-def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
-    """SA(P), SA(M) and 1−(M|P) against the number of mutations, one line per config
-    (error bars: ± std over runs; configs offset slightly along x). False (nothing
-    written) when there are no mutation counts."""
-    rows = _stratum(strata, "n_mutations")
-    rows = rows.with_columns(pl.col("value").cast(pl.Int64, strict=False).alias("x")).drop_nulls("x")
-    if rows.is_empty():
-        return False
-    xs = sorted(rows["x"].unique().to_list())
-    configs = sorted(rows["config"].unique().to_list())
-    styles = _styles(configs)
-    jitter = 0.25 / len(configs)
-    figure = Figure(figsize=(13, _height(4, configs)), layout="constrained")
-    handles = []
-    for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
-        handles.clear()
-        for i, config in enumerate(configs):
-            mine = pl.DataFrame({"x": xs}).join(rows.filter(pl.col("config") == config), on="x", how="left")
-            handles.append(axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
-                                         mine[rate].cast(pl.Float64).to_numpy(),
-                                         yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
-                                         marker=styles[config]["marker"], capsize=3, color=styles[config]["color"]))
-        axes.set_title(RATE_LABELS[rate] + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
-        axes.set_xlabel("number of mutations")
-        axes.set_xticks(xs)
-        axes.set_ylim(-0.05, 1.05)
-        axes.grid(alpha=0.3)
-    figure.axes[0].set_ylabel("rate (mean over runs)")
-    _legend(figure, handles, configs)
-    figure.savefig(path, dpi=110)
-    return True
-
-
-def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
-    """Acc ID and Acc OOD by domain, grouped bars (one per config, ± std over runs).
-    False (nothing written) when there are no domains."""
-    rows = _stratum(strata, "domain")
-    if rows.is_empty():
-        return False
-    domains = sorted(rows["value"].unique().to_list())
-    configs = sorted(rows["config"].unique().to_list())
-    styles = _styles(configs)
-    width = 0.8 / len(configs)
-    positions = np.arange(len(domains))
-    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), _height(4, configs)), layout="constrained")
-    handles = []
-    for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
-        handles.clear()
-        for i, config in enumerate(configs):
-            mine = pl.DataFrame({"value": domains}).join(rows.filter(pl.col("config") == config), on="value",
-                                                         how="left")
-            handles.append(axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
-                                    mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
-                                    yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
-                                    color=styles[config]["color"], hatch=styles[config]["hatch"], capsize=2))
-        axes.set_title(RATE_LABELS[rate])
-        tilted = len(domains) > 4
-        axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
-        axes.set_ylim(0, 1.05)
-        axes.grid(axis="y", alpha=0.3)
-    figure.axes[0].set_ylabel("share of tasks (mean over runs)")
-    _legend(figure, handles, configs)
-    figure.savefig(path, dpi=110)
-    return True
 
 
 # ---------------------------------------------------------------- document
@@ -397,9 +122,9 @@ def _rate(row: dict, rate: str) -> str:
 
 
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    headers = [*keys, "n_tasks", "n_runs", *(RATE_LABELS[r] for r in RATES)]
+    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in RATES)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
-                             + [_rate(row, r) for r in RATES] for row in frame.iter_rows(named=True)])
+                             + [_rate(row, r.name) for r in RATES] for row in frame.iter_rows(named=True)])
 
 
 # ---------------------------------------------------------------- sections
@@ -408,11 +133,9 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     path = directory / "scores.parquet"
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
-    schema = pl.read_parquet_schema(path)
-    scores = pl.read_parquet(path, columns=[name for name, dtype in schema.items() if name in USED_COLUMNS
-                                            or (name not in SCORE_SCHEMA and dtype.is_numeric())])
+    scores = summary_columns(path)
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
-                                 for name in USED_COLUMNS if name not in scores.columns).drop_nulls(["config", "task"])
+                                 for name in summary_inputs() if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
         else summary_table(scores)
     strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
@@ -445,7 +168,7 @@ def _inputs_section(document: _Document, directory: Path, scores: pl.DataFrame, 
 def _strata_section(document: _Document, strata: pl.DataFrame) -> None:
     document.heading(2, "Strata")
     for stratum in STRATA:
-        rows = _stratum(strata, stratum)
+        rows = stratum_rows(strata, stratum)
         document.heading(3, STRATUM_TITLES[stratum])
         if rows.is_empty():
             document.text(f"No `{stratum}` in the problems: no table.")
@@ -503,7 +226,7 @@ def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
     tests = {label: domain_tests(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
     by_config = {label: {row["config"]: row for row in table.iter_rows(named=True)} for label, table in tests.items()}
     document.table(["config", "n_domains", *(f"{label} H (p)" for label in OUTCOMES.values())],
-                   [[config, str(by_config["SA(P)"].get(config, {}).get("n_domains", 0)),
+                   [[config, str(by_config[OUTCOMES["p_equivalent"]].get(config, {}).get("n_domains", 0)),
                      *(_kruskal_cell(by_config[label].get(config)) for label in OUTCOMES.values())]
                     for config in configs])
 

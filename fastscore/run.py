@@ -22,11 +22,9 @@ and reported on stderr.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import platform
-import shutil
 import sys
 import time
 from collections import Counter, defaultdict
@@ -39,11 +37,13 @@ from typing import Iterator, Mapping, Sequence
 import polars as pl
 
 from fastscore import tables
-from fastscore.executors.local import LocalExecutor, WorkUnit
-from fastscore.problems import Problem, load_problems, problem_files
+from fastscore.executors import ExecutorName, make_executor
+from fastscore.executors.base import Executor, WorkUnit
+from fastscore.parts import PartStore as _PartStore, atomically
+from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
-from fastscore.sweep import READ_ERROR, SweepError, read_sweep, sweep_digest
+from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
 
 PART_ROWS = 20_000
 RAY_THRESHOLD = 50_000
@@ -69,7 +69,7 @@ class OutputBusy(ValueError):
 
 
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
-                tasks: Sequence[str] | None = None, executor: str = "auto", address: str | None = None,
+                tasks: Sequence[str] | None = None, executor: ExecutorName = "auto", address: str | None = None,
                 workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
                 progress: bool | None = None, experiments: ExperimentNames | None = None) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems`` (restricted to the task
@@ -95,9 +95,9 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
 
 def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
                  started, experiments: ExperimentNames) -> pl.DataFrame:
-    state = {"problems_sha256": _digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
+    state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
              "fastscore_version": metadata.version("fastscore")}
-    parts = _PartStore(out / ".parts", state)
+    parts = _PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress)
@@ -122,13 +122,13 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     # the tables are streamed from the parts to disk; only the columns the summary
     # needs are loaded, so the end of a large sweep holds no full copy of its rows
     missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
-    _atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
-    _atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
+    atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
+    atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / "scores.parquet", out / "probes.parquet")
-    scores = _summary_columns(out / "scores.parquet")
+    scores = tables.summary_columns(out / "scores.parquet")
     summary, strata = tables.summary(scores), tables.strata(scores)
-    _atomically(out / "summary.parquet", summary.write_parquet)
-    _atomically(out / "strata.parquet", strata.write_parquet)
+    atomically(out / "summary.parquet", summary.write_parquet)
+    atomically(out / "strata.parquet", strata.write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
     meta["inputs"]["problems_sha256"] = state["problems_sha256"]
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / "scores.parquet")
@@ -139,7 +139,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
         print(f"fastscore: warning: {warning}", file=sys.stderr)
     meta["task_warnings"] = _task_warnings(out / "scores.parquet")
     text = json.dumps(meta, indent=2, sort_keys=True, default=str)
-    _atomically(out / "meta.json", lambda path: Path(path).write_text(text))
+    atomically(out / "meta.json", lambda path: Path(path).write_text(text))
     return summary
 
 
@@ -159,17 +159,6 @@ def _locked(out: Path):
         handle.write(str(os.getpid()))
         handle.flush()
         yield
-
-
-def _atomically(path: Path, write) -> None:
-    """``write(temporary)`` then rename it to ``path``: readers see the old file or the
-    new one, never part of one."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _mixed_columns(path: Path) -> dict[str, int]:
@@ -203,22 +192,6 @@ def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Seque
     return warnings
 
 
-def select_tasks(by_task: Mapping[str, Problem], tasks: Sequence[str] | None) -> dict[str, Problem]:
-    """The problems named in ``tasks`` (all when None); an unknown task id is an error."""
-    if tasks is None:
-        return dict(by_task)
-    unknown = [t for t in tasks if t not in by_task]
-    if unknown:
-        raise ValueError(f"{len(unknown)} listed task(s) not in the problem set, e.g. {unknown[0]!r}")
-    return {t: by_task[t] for t in tasks}
-
-
-def read_task_list(path: str | Path) -> list[str]:
-    """Task ids from a file, one a line; blank lines and ``#`` comments are ignored."""
-    lines = Path(path).read_text().splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
 def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
            experiments: ExperimentNames | None = None) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
@@ -249,116 +222,10 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
         yield from groups.items()
 
 
-def submission_sha(row: Mapping) -> str:
-    """Digest of a sweep row: every column, so a changed extra column rescores too."""
-    return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:32]
-
-
-def _executor(name: str, by_task, settings, *, address, workers, sweep):
+def _executor(name: str, by_task, settings, *, address, workers, sweep) -> Executor:
     if name == "auto":
-        name = "ray" if address or _approximate_rows(sweep) >= RAY_THRESHOLD else "local"
-    if name == "local":
-        return LocalExecutor(by_task, settings)
-    if name == "ray":
-        from fastscore.executors.ray import RayExecutor
-        return RayExecutor(by_task, settings, address=address, workers=workers)
-    raise ValueError(f"unknown executor {name!r}; expected local, ray or auto")
-
-
-def _approximate_rows(sweep) -> int:
-    path = Path(sweep)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-        return pq.ParquetFile(path).metadata.num_rows
-    if path.is_file():
-        return path.stat().st_size // 200
-    return sum(1 for _ in path.rglob("submission.txt"))
-
-
-class _PartStore:
-    """Result parts on disk: written atomically as numbered Parquet files, read back
-    newest-wins per cell.  A run that resumed from earlier parts compacts them into
-    one part at its end; a fresh run's parts hold each cell once and stay as written."""
-
-    STATE = "state.json"
-
-    def __init__(self, folder: Path, state: Mapping):
-        self.folder = folder
-        state_file = folder / self.STATE
-        if folder.exists() and _read_state(state_file) != dict(state):
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(dict(state), sort_keys=True)
-        _atomically(state_file, lambda path: Path(path).write_text(text))
-        self.buffers = {"scores": [], "probes": []}
-        existing = sorted(folder.glob("scores-*.parquet"))
-        self.resumed = bool(existing)
-        self.count = 1 + max((int(p.stem.split("-")[1]) for p in existing), default=-1)
-        self.done = {}
-        for path in existing:
-            for config, run, task, sha in pl.read_parquet(
-                    path, columns=["config", "run", "task", "submission_sha"]).iter_rows():
-                self.done[(config, run, task)] = sha
-
-    def add(self, score_rows, probe_rows) -> None:
-        self.buffers["scores"].extend(score_rows)
-        self.buffers["probes"].extend(probe_rows)
-        if len(self.buffers["scores"]) >= PART_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.buffers["scores"]:
-            return
-        schemas = {"scores": tables.SCORE_SCHEMA, "probes": tables.PROBE_SCHEMA}
-        # probes first: a scores part present on disk means its probes are there too
-        for kind in ("probes", "scores"):
-            self._write(tables.frame(self.buffers[kind], schemas[kind]), f"{kind}-{self.count:06d}")
-            self.buffers[kind].clear()
-        self.count += 1
-
-    def _write(self, frame: pl.DataFrame, stem: str) -> None:
-        temporary = self.folder / f"{stem}.tmp"
-        frame.write_parquet(temporary)
-        os.replace(temporary, self.folder / f"{stem}.parquet")
-
-    def scan(self, kind: str, cells: Mapping[tuple, str], *, extra: pl.DataFrame | None = None) -> pl.LazyFrame:
-        """All rows of the current sweep's cells (the newest part winning per cell after
-        a resume), plus ``extra``, sorted by cell."""
-        frames = [pl.scan_parquet(f) for f in sorted(self.folder.glob(f"{kind}-*.parquet"))]
-        keys = ["config", "run", "task"] + (["probe"] if kind == "probes" else [])
-        schema = tables.SCORE_SCHEMA if kind == "scores" else tables.PROBE_SCHEMA
-        frame = pl.concat(frames, how="diagonal_relaxed") if frames else tables.frame([], schema).lazy()
-        if self.resumed:  # older parts may hold stale rows, or cells no longer in the sweep
-            current = pl.DataFrame([{"config": c, "run": r, "task": t} for c, r, t in cells],
-                                   schema={"config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8})
-            frame = frame.unique(subset=keys, keep="last", maintain_order=True)
-            frame = frame.join(current.lazy(), on=["config", "run", "task"], how="semi")
-        if extra is not None and extra.height:
-            frame = pl.concat([frame, extra.lazy()], how="diagonal_relaxed")
-        return frame.sort(keys)
-
-    def compact(self, scores: Path, probes: Path) -> None:
-        """After a resumed run, replace every part by one holding the final rows."""
-        if not self.resumed:
-            return
-        stale = sorted(self.folder.glob("*-*.parquet"))
-        for kind, path in (("probes", probes), ("scores", scores)):
-            temporary = self.folder / f"{kind}-{self.count:06d}.tmp"
-            frame = pl.scan_parquet(path)
-            if kind == "scores":
-                frame = frame.filter(pl.col("status") != "missing")
-            frame.sink_parquet(temporary)
-            os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
-        for path in stale:
-            path.unlink()
-
-
-def _read_state(path: Path) -> dict | None:
-    """The inputs the parts were scored under; None when absent or unreadable."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+        name = "ray" if address or approximate_rows(sweep) >= RAY_THRESHOLD else "local"
+    return make_executor(name, by_task, settings, address=address, workers=workers)
 
 
 def _missing_rows(by_task, tally: _Tally) -> list[dict]:
@@ -375,32 +242,11 @@ def _task_warnings(path: Path) -> dict[str, str]:
     return dict(frame.iter_rows())
 
 
-def _summary_columns(path: Path) -> pl.DataFrame:
-    """The columns of a scores table that the summary, strata and meta need."""
-    schema = pl.read_parquet_schema(path)
-    wanted = [name for name, dtype in schema.items()
-              if name in tables.SUMMARY_INPUTS or (name not in tables.SCORE_SCHEMA and dtype.is_numeric())]
-    return pl.read_parquet(path, columns=wanted)
-
-
 def _progress(enabled: bool | None):
     from tqdm import tqdm
     if enabled is None:
         enabled = sys.stderr.isatty()
     return tqdm(total=None, unit="sub", desc="scoring", disable=not enabled, mininterval=0.5)
-
-
-def _digest_problems(problems) -> str:
-    digest = hashlib.sha256()
-    if isinstance(problems, (str, Path)):
-        root = Path(problems)
-        for path in problem_files(root):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    else:
-        for problem in problems:
-            digest.update(repr(problem).encode())
-    return digest.hexdigest()
 
 
 def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, seconds: float,

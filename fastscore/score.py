@@ -29,7 +29,7 @@ from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
 from fastscore.reference import Reference
 from fastscore.settings import DEFAULT_SETTINGS, Settings
-from fastscore.tables import SUBMISSION_TEXT
+from fastscore.sweep import SUBMISSION_COLUMNS as SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 from fastscore.structure_score import recovered_quantities, structure_fields
 from fastscore.tokens import ParseError

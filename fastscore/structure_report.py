@@ -17,14 +17,8 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from fastscore.answers import constant_substitutions
-from fastscore.graph import draw, figure_size, legend_handles
-from fastscore.graph_task import reference_graph
 from fastscore.problems import load_problems
-from fastscore.structure import fingerprint, graph_similarity, mechanism_graph
-from fastscore.structure_score import parse_submitted, roles_of
 from fastscore.sweep import read_sweep
-from fastscore.tokens import ParseError
 
 FIGURE = "structure_by_law.png"
 GRAPH_FIGURE = "structure_graph_{}.png"
@@ -161,7 +155,15 @@ def _texts(sweep: Path, tasks: set[str]) -> dict[str, Counter]:
 
 def _pair_figure(problem, texts: Counter, path: Path) -> tuple[int, int, float] | None:
     """Draw the reference beside the most common wrong graph; (its count, the count of
-    wrong submissions, its graph score), or None when there is none."""
+    wrong submissions, its graph score), or None when there is none.  The graph
+    machinery (parser, solver and with it the kernels) is loaded here, so a report that
+    draws no graph does not load Numba."""
+    from fastscore.graph import draw, figure_size, legend_handles
+    from fastscore.graph_task import reference_graph
+    from fastscore.answers import constant_substitutions
+    from fastscore.structure import fingerprint, graph_similarity, mechanism_graph
+    from fastscore.structure_score import parse_submitted, roles_of
+    from fastscore.tokens import ParseError
     reference = reference_graph(problem).graph
     constants = constant_substitutions(problem)
     groups: dict[tuple, list] = {}

@@ -478,3 +478,19 @@ def sweep_digest(path: str | Path) -> str:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def submission_sha(row: dict) -> str:
+    """Digest of a sweep row: every column, so a changed extra column rescores too."""
+    return hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def approximate_rows(sweep: str | Path) -> int:
+    """About how many rows a sweep holds, without reading it: a Parquet file's row count,
+    a text file's size / 200, a directory's ``submission.txt`` files."""
+    path = Path(sweep)
+    if path.suffix == ".parquet":
+        return pq.ParquetFile(path).metadata.num_rows
+    if path.is_file():
+        return path.stat().st_size // 200
+    return sum(1 for _ in path.rglob("submission.txt"))

@@ -1,7 +1,10 @@
 """Output tables (SPEC §6): the expected grid, scores, probes, summary and strata.
 
-Every rate is computed per (config, run) over a fixed task denominator, then
-averaged over runs (groups keep a fixed row order, so the floats are reproducible); ``*_std`` is the standard deviation over runs (0 for one run).
+Every rate (``RATES``: one ``Rate`` each, with its label and its Polars expression) is
+computed per (config, run) over a fixed task denominator, then averaged over runs
+(groups keep a fixed row order, so the floats are reproducible); ``*_std`` is the
+standard deviation over runs (0 for one run).  ``register_rate`` adds one to the
+summary, the strata, the report and the CLI.
 - ``sa_p``: share of tasks whose phenomenal law is equivalent (missing = failed);
 - ``sa_m``: share of tasks with probes whose probes are all equivalent;
 - ``cond_fail``: P(m_correct = false | p_equivalent = true), over tasks with probes and
@@ -17,17 +20,64 @@ quantities, over the mechanisms that solved).
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Literal, Mapping, Sequence, get_args
 
 import polars as pl
 
-from fastscore.kernels import METRICS
 from fastscore.sweep import SUBMISSION_COLUMNS
 
-SUBMISSION_TEXT = SUBMISSION_COLUMNS
-STATUSES = ("ok", "parse_error", "solve_error", "eval_error", "timeout", "missing")
-RATES = ("sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood")
+METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
+"""The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
+without loading Numba; a test checks that the two are equal)."""
+Status = Literal["ok", "parse_error", "solve_error", "eval_error", "timeout", "missing"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 STRATA = ("domain", "family", "n_mutations", "variant_only")
+STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
+                  "variant_only": "Variants only (n_mutations > 0)"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate of the summary and strata: ``expr`` aggregates the score rows of one
+    (config, run) into one number; ``label`` heads its column in the report and the
+    CLI.  The score columns it reads are the ones ``expr`` names (``inputs``)."""
+
+    name: str
+    label: str
+    expr: pl.Expr
+    higher_is_better: bool
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The score columns the rate reads."""
+        return tuple(self.expr.meta.root_names())
+
+
+_HAS_PROBES = pl.col("n_probes") > 0
+RATES: list[Rate] = [
+    Rate("sa_p", "SA(P)", pl.col("p_equivalent").fill_null(False).mean(), True),
+    Rate("sa_m", "SA(M)", pl.col("m_correct").filter(_HAS_PROBES).fill_null(False).mean(), True),
+    Rate("cond_fail", "1−(M|P)",
+         (~pl.col("m_correct").fill_null(False)).filter(_HAS_PROBES & pl.col("p_equivalent")).mean(), False),
+    Rate("acc_id", "Acc ID", pl.col("id_acc").fill_null(False).mean(), True),
+    Rate("acc_ood", "Acc OOD", pl.col("ood_acc").fill_null(False).mean(), True),
+]
+"""The rates, in column order (``register_rate`` adds one)."""
+
+
+def get_rate(name: str) -> Rate:
+    """The rate called ``name``."""
+    for candidate in RATES:
+        if candidate.name == name:
+            return candidate
+    raise ValueError(f"unknown rate {name!r}; expected one of {', '.join(r.name for r in RATES)}")
+
+
+OUTCOMES = {outcome: get_rate(name).label for outcome, name in
+            (("p_equivalent", "sa_p"), ("m_correct", "sa_m"), ("id_acc", "acc_id"), ("ood_acc", "acc_ood"))}
+"""Per-task binary outcomes (score columns) the report's tests compare, labelled as the rate of each."""
 
 # ------------------------------------------------- structure scores (issue 14)
 # Columns of a mechanism submission (null for phenomenal ones; fastscore.structure_score).
@@ -63,9 +113,6 @@ SCORE_SCHEMA = {
     "parse_solve_seconds": pl.Float64, "n_branches": pl.Int64, "task_warnings": pl.Utf8, "submission_sha": pl.Utf8,
     **STRUCTURE_SCHEMA,
 }
-# the score columns summary() and strata() read
-SUMMARY_INPUTS = ("config", "run", "task", "family", "domain", "n_mutations", "status", "p_equivalent",
-                  "m_correct", "n_probes", "id_acc", "ood_acc", *STRUCTURE_INPUTS)
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
     "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,
@@ -73,11 +120,28 @@ PROBE_SCHEMA = {
 }
 
 
-def failed_row(row: Mapping, problem, *, status: str, error: str) -> dict:
+def register_rate(new: Rate) -> None:
+    """Add a rate (after those there are) to the summary, strata, report and CLI."""
+    taken = {r.name for r in RATES} | {*STRUCTURE_MEANS, "n_tasks", "n_runs"}
+    if new.name in taken:
+        raise ValueError(f"rate name {new.name!r} is taken")
+    RATES.append(new)
+
+
+def summary_inputs() -> tuple[str, ...]:
+    """The score columns ``summary`` and ``strata`` read: the cell, its strata and
+    status, every rate's inputs and the structure scores."""
+    return tuple(dict.fromkeys(("config", "run", "task", "family", "domain", "n_mutations", "status",
+                                *(name for r in RATES for name in r.inputs), *STRUCTURE_INPUTS)))
+
+
+def failed_row(row: Mapping, problem, *, status: Status, error: str) -> dict:
     """The row of a grid cell that was not scored (``missing``, or a submission whose
     worker failed): counted as failed; the sweep row's extra columns are kept."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
     n_probes = len(problem.probes)
-    kept = {k: v for k, v in row.items() if k not in SUBMISSION_TEXT}
+    kept = {k: v for k, v in row.items() if k not in SUBMISSION_COLUMNS}
     return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
             "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
             "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0}
@@ -99,22 +163,13 @@ def frame(rows: Iterable[Mapping], schema: Mapping[str, pl.DataType]) -> pl.Data
 
 
 def _rates() -> list[pl.Expr]:
-    has_probes = pl.col("n_probes") > 0
-    return [
-        pl.col("p_equivalent").fill_null(False).mean().alias("sa_p"),
-        pl.col("m_correct").filter(has_probes).fill_null(False).mean().alias("sa_m"),
-        (~pl.col("m_correct").fill_null(False)).filter(has_probes & pl.col("p_equivalent")).mean().alias("cond_fail"),
-        pl.col("id_acc").fill_null(False).mean().alias("acc_id"),
-        pl.col("ood_acc").fill_null(False).mean().alias("acc_ood"),
-        *_structure_means(),
-        pl.len().alias("n_tasks"),
-    ]
+    return [*(r.expr.alias(r.name) for r in RATES), *_structure_means(), pl.len().alias("n_tasks")]
 
 
 def _over_runs(per_run: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     aggregations = [pl.col("n_tasks").max().alias("n_tasks"), pl.len().alias("n_runs")]
-    for rate in (*RATES, *STRUCTURE_MEANS):
-        aggregations += [pl.col(rate).mean().alias(rate), pl.col(rate).std(ddof=0).alias(f"{rate}_std")]
+    for name in (*(r.name for r in RATES), *STRUCTURE_MEANS):
+        aggregations += [pl.col(name).mean().alias(name), pl.col(name).std(ddof=0).alias(f"{name}_std")]
     return per_run.sort(*keys, "run").group_by(*keys, maintain_order=True).agg(aggregations).sort(*keys)
 
 
@@ -127,9 +182,21 @@ def summary(scores: pl.DataFrame) -> pl.DataFrame:
     return rates if cost is None else rates.join(cost, on="config", how="left")
 
 
+def _is_cost(name: str, dtype: pl.DataType) -> bool:
+    return name not in SCORE_SCHEMA and dtype.is_numeric()
+
+
 def cost_columns(scores: pl.DataFrame) -> list[str]:
     """Numeric columns carried through from the sweep (wall time, tokens, cost, ...)."""
-    return [name for name, dtype in scores.schema.items() if name not in SCORE_SCHEMA and dtype.is_numeric()]
+    return [name for name, dtype in scores.schema.items() if _is_cost(name, dtype)]
+
+
+def summary_columns(path: str | Path) -> pl.DataFrame:
+    """The columns of a scores table (Parquet) that ``summary`` and ``strata`` read:
+    ``summary_inputs()`` and the cost columns."""
+    schema, inputs = pl.read_parquet_schema(path), summary_inputs()
+    return pl.read_parquet(path, columns=[name for name, dtype in schema.items()
+                                          if name in inputs or _is_cost(name, dtype)])
 
 
 COST_SCHEMA = {"config": pl.Utf8, "column": pl.Utf8, "n": pl.UInt32, "median": pl.Float64,
@@ -164,6 +231,11 @@ def _wide_cost(scores: pl.DataFrame) -> pl.DataFrame | None:
         part = group.select("config", *(pl.col(k).alias(f"{column}_{k}") for k in ("median", "total", "per_correct")))
         wide = part if wide is None else wide.join(part, on="config", how="full", coalesce=True)
     return wide
+
+
+def stratum_rows(strata: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The rows of one stratum of a ``strata`` table (none when the table has no strata)."""
+    return strata.filter(pl.col("stratum") == name) if "stratum" in strata.columns else strata.clear()
 
 
 def strata(scores: pl.DataFrame) -> pl.DataFrame:

@@ -8,8 +8,7 @@ import polars as pl
 import pytest
 
 from fastscore.cli import main
-from fastscore.problems import load_problems
-from fastscore.run import read_task_list
+from fastscore.problems import load_problems, read_task_list
 
 LIBRARY = Path(__file__).resolve().parents[1] / "problems" / "mechbench"
 CORE = LIBRARY / "core-set.txt"

@@ -12,10 +12,8 @@ import symengine as se
 from scipy.optimize import least_squares
 
 from fastscore.data import sample_inputs
-from fastscore.library import (
-    CORE_SET_FILE, FamilyError, apply_mutation, compose, core_set, instance_task_id, library_files,
-    load_families, load_family, original_mechanism,
-)
+from fastscore.families import FamilyError, apply_mutation, load_families, load_family, original_mechanism
+from fastscore.library import CORE_SET_FILE, compose, core_set, instance_task_id, library_files
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import load_problems
 

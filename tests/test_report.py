@@ -13,9 +13,9 @@ from scipy import stats
 from fastscore import tables
 from fastscore.cli import main
 from fastscore.tables import cost_columns, solver_cost
-from fastscore.report import (DOMAIN_FIGURE, MUTATION_FIGURE, cochran_across, cochran_q,
-                              domain_tests, holm, kruskal_wallis, mcnemar_exact, paired_comparisons,
-                              task_outcomes, wilcoxon_signed_rank, write_report)
+from fastscore.report import DOMAIN_FIGURE, MUTATION_FIGURE, write_report
+from fastscore.stats import (cochran_across, cochran_q, domain_tests, holm, kruskal_wallis, mcnemar_exact,
+                             paired_comparisons, task_outcomes, wilcoxon_signed_rank)
 from fastscore.run import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,6 @@ of the child as they arrive, so it never waits for this process.
 """
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import queue
@@ -34,39 +33,16 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping
 
 from fastscore import tables
+from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
 from fastscore.problems import Problem
-from fastscore.reference import Reference, build_reference
-from fastscore.score import ScoreMemo, score_task
+from fastscore.score import score_task
 from fastscore.settings import Settings
 
-WorkUnit = tuple[str, Sequence[Mapping]]
-Result = tuple[list[dict], list[dict]]
 ROW_TIMEOUT = 60.0  # seconds a lone submission may take (the default of both executors)
 IN_FLIGHT = 2  # batches sent ahead to the child
-
-
-class ReferenceCache:
-    """References built on first use and kept for the life of the worker, with the
-    worker's memory of scored submissions (``ScoreMemo``)."""
-
-    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
-        self._problems, self._settings, self._built = problems, settings, {}
-        self.memo = ScoreMemo()
-
-    def __getitem__(self, task: str) -> Reference:
-        if task not in self._built:
-            self._built[task] = build_reference(self._problems[task], settings=self._settings)
-            gc.freeze()  # long-lived objects leave the collector's scans: no growing pauses
-        return self._built[task]
-
-
-def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings) -> Iterator[Result]:
-    """Score each (task, rows) unit against its reference."""
-    for task, rows in units:
-        yield score_task(references[task], rows, settings=settings, memo=references.memo)
 
 
 @dataclass
@@ -248,7 +224,7 @@ def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memo
     while (units := arrived.get()) is not None:
         connection.send(("started",))
         try:
-            scored = list(score_units(units, references, settings))
+            scored = list(score_units(units, references, settings, score_task))
         except Exception as error:  # a bug or an exhausted resource: the parent retries row by row
             text = (str(error).splitlines() or [""])[0][:200]
             connection.send(("raised", f"{type(error).__name__}: {text}" if text else type(error).__name__))

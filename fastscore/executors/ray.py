@@ -35,9 +35,10 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-from fastscore.executors.local import (DIED, ROW_TIMEOUT, Batch, ReferenceCache, Result, WorkUnit, batches, failed,
-                                       score_units, timeout_error)
+from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.executors.local import DIED, ROW_TIMEOUT, Batch, batches, failed, timeout_error
 from fastscore.problems import Problem
+from fastscore.score import score_task
 from fastscore.settings import Settings
 
 IN_FLIGHT_PER_WORKER = 2
@@ -54,7 +55,7 @@ class _Worker:
         self._settings = settings
 
     def score(self, units: Sequence[WorkUnit]) -> list[Result]:
-        return list(score_units(units, self._references, self._settings))
+        return list(score_units(units, self._references, self._settings, score_task))
 
     def pid(self) -> int:
         return os.getpid()

@@ -1,0 +1,57 @@
+"""The executor contract: what ``fastscore.run`` hands an executor and what it gets back.
+
+An ``Executor`` has a ``name`` (recorded in ``meta.json``), ``map(units)``, which
+yields the ``Result`` of the ``WorkUnit``s as they complete (in any grouping, every
+row once; a row it cannot score is a failed row with its status), and ``close()``,
+which stops its workers.  A work unit is a task id with sweep rows of that task; a
+result is (score rows, probe rows).  A worker keeps a ``ReferenceCache`` for its life
+and scores units with ``score_units``.
+"""
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
+
+from fastscore.problems import Problem
+from fastscore.reference import Reference, build_reference
+from fastscore.score import ScoreMemo
+from fastscore.settings import Settings
+
+WorkUnit = tuple[str, Sequence[Mapping]]
+Result = tuple[list[dict], list[dict]]
+
+
+class Executor(Protocol):
+    """Runs the scorer over work units (see module doc)."""
+
+    name: str
+
+    def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
+        """Results of the units, as they complete."""
+
+    def close(self) -> None:
+        """Stop the workers."""
+
+
+class ReferenceCache:
+    """References built on first use and kept for the life of the worker, with the
+    worker's memory of scored submissions (``ScoreMemo``)."""
+
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
+        self._problems, self._settings, self._built = problems, settings, {}
+        self.memo = ScoreMemo()
+
+    def __getitem__(self, task: str) -> Reference:
+        if task not in self._built:
+            self._built[task] = build_reference(self._problems[task], settings=self._settings)
+            gc.freeze()  # long-lived objects leave the collector's scans: no growing pauses
+        return self._built[task]
+
+
+def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings,
+                score: Callable[..., Result]) -> Iterator[Result]:
+    """Score each (task, rows) unit against its reference with ``score``
+    (``fastscore.score.score_task``, as each executor names it)."""
+    for task, rows in units:
+        yield score(references[task], rows, settings=settings, memo=references.memo)

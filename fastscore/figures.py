@@ -1,0 +1,120 @@
+"""The report's figures (``fastscore.report``): rates against the number of mutations
+and accuracy by domain, one colour (and past 20 configurations a marker and a hatch)
+per configuration, from the strata table."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+from fastscore.tables import get_rate, stratum_rows
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
+LEGEND_COLUMNS = 6
+"""Legend entries per row, below the plots (the figure grows a row at a time)."""
+
+
+def _styles(configs: Sequence[str]) -> dict[str, dict]:
+    """Per config: a colour (tab10, or tab20 for more configs), and past 20 configs a
+    marker and a hatch too, so no two configs look alike."""
+    from matplotlib import colormaps
+    palette = colormaps["tab10"] if len(configs) <= 10 else colormaps["tab20"]
+    return {config: {"color": palette(i % palette.N), "marker": _MARKERS[(i // palette.N) % len(_MARKERS)],
+                     "hatch": _HATCHES[(i // palette.N) % len(_HATCHES)]} for i, config in enumerate(configs)}
+
+
+def _label(config: str) -> str:
+    """A config name with ``$`` escaped, so matplotlib shows it as it is (a ``$`` pair
+    would be parsed as mathtext: ``$\\frac{$`` failed with an empty error)."""
+    return config.replace("$", r"\$")
+
+
+def _legend(figure, handles: list, configs: Sequence[str]) -> None:
+    """The legend of every config, below the plots: handles and labels are given
+    explicitly, so labels starting with ``_`` are kept (matplotlib drops them when it
+    collects the labels itself)."""
+    figure.legend(handles, [_label(c) for c in configs], loc="outside lower center",
+                  ncols=min(len(configs), LEGEND_COLUMNS))
+
+
+def _height(base: float, configs: Sequence[str]) -> float:
+    """Figure height with room for the legend rows below the plots."""
+    return base + 0.25 * -(-len(configs) // LEGEND_COLUMNS)
+
+
+def _configs(rows: pl.DataFrame) -> tuple[list[str], dict[str, dict]]:
+    """The configs of a stratum's rows, sorted, and their styles."""
+    configs = sorted(rows["config"].unique().to_list())
+    return configs, _styles(configs)
+
+
+def _of_config(rows: pl.DataFrame, config: str, column: str, values: list) -> pl.DataFrame:
+    """One config's rows at every value of ``column`` (nulls where it has none)."""
+    return pl.DataFrame({column: values}).join(rows.filter(pl.col("config") == config), on=column, how="left")
+
+
+def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
+    """SA(P), SA(M) and 1−(M|P) against the number of mutations, one line per config
+    (error bars: ± std over runs; configs offset slightly along x). False (nothing
+    written) when there are no mutation counts."""
+    rows = stratum_rows(strata, "n_mutations")
+    rows = rows.with_columns(pl.col("value").cast(pl.Int64, strict=False).alias("x")).drop_nulls("x")
+    if rows.is_empty():
+        return False
+    xs = sorted(rows["x"].unique().to_list())
+    configs, styles = _configs(rows)
+    jitter = 0.25 / len(configs)
+    figure = Figure(figsize=(13, _height(4, configs)), layout="constrained")
+    handles = []
+    for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
+        handles.clear()
+        for i, config in enumerate(configs):
+            mine = _of_config(rows, config, "x", xs)
+            handles.append(axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
+                                         mine[rate].cast(pl.Float64).to_numpy(),
+                                         yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                                         marker=styles[config]["marker"], capsize=3, color=styles[config]["color"]))
+        axes.set_title(get_rate(rate).label + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
+        axes.set_xlabel("number of mutations")
+        axes.set_xticks(xs)
+        axes.set_ylim(-0.05, 1.05)
+        axes.grid(alpha=0.3)
+    figure.axes[0].set_ylabel("rate (mean over runs)")
+    _legend(figure, handles, configs)
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
+    """Acc ID and Acc OOD by domain, grouped bars (one per config, ± std over runs).
+    False (nothing written) when there are no domains."""
+    rows = stratum_rows(strata, "domain")
+    if rows.is_empty():
+        return False
+    domains = sorted(rows["value"].unique().to_list())
+    configs, styles = _configs(rows)
+    width = 0.8 / len(configs)
+    positions = np.arange(len(domains))
+    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), _height(4, configs)), layout="constrained")
+    handles = []
+    for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
+        handles.clear()
+        for i, config in enumerate(configs):
+            mine = _of_config(rows, config, "value", domains)
+            handles.append(axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
+                                    mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
+                                    yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                                    color=styles[config]["color"], hatch=styles[config]["hatch"], capsize=2))
+        axes.set_title(get_rate(rate).label)
+        tilted = len(domains) > 4
+        axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
+        axes.set_ylim(0, 1.05)
+        axes.grid(axis="y", alpha=0.3)
+    figure.axes[0].set_ylabel("share of tasks (mean over runs)")
+    _legend(figure, handles, configs)
+    figure.savefig(path, dpi=110)
+    return True
