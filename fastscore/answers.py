@@ -132,14 +132,15 @@ def free_names(expr: se.Basic) -> set[str]:
     return {s.name for s in expr.free_symbols}
 
 
-def read_expression(text: str, *, target: str, names, allow_new_names: bool = False) -> se.Basic:
+def read_expression(text: str, *, target: str, names, allow_new_names: bool = False,
+                    limits: Limits = DEFAULT_LIMITS) -> se.Basic:
     """Parse ``target = expr`` or a bare ``expr``; the left side, if any, must be the target."""
     if "=" in text:
-        lhs, rhs = parse_equation(text, names=(*names, target), allow_new_names=allow_new_names)
+        lhs, rhs = parse_equation(text, names=(*names, target), allow_new_names=allow_new_names, limits=limits)
         if lhs != symbol(target):
             raise ValueError(f"left-hand side must be {target!r}, got {str(lhs)!r}")
         return rhs
-    return parse_expression(text, names=names, allow_new_names=allow_new_names)
+    return parse_expression(text, names=names, allow_new_names=allow_new_names, limits=limits)
 
 
 def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:

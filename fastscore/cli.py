@@ -14,7 +14,7 @@ from typing import get_args
 from fastscore.data import Layout
 from fastscore.executors import ExecutorName
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
-from fastscore.settings import Settings
+from fastscore.settings import Settings, scalar_settings
 
 EXIT_USAGE = 2
 EXIT_INVALID = 1
@@ -53,11 +53,6 @@ def _parser() -> argparse.ArgumentParser:
                        help="auto: in-process for small sweeps, Ray for large ones (default)")
     score.add_argument("--address", help="join an existing Ray cluster at this address")
     score.add_argument("--workers", type=int, help="most Ray workers to use")
-    score.add_argument("--rtol", type=float, default=Settings().rtol, help="equivalence tolerance (default %(default)g)")
-    score.add_argument("--points", type=int, default=Settings().n_points,
-                       help="random domain points per comparison (default %(default)d)")
-    score.add_argument("--acc-tol", type=float, default=Settings().acc_tol,
-                       help="Acc tolerance on max relative error (default %(default)g)")
     score.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on a terminal only)")
     names = score.add_mutually_exclusive_group()
@@ -65,13 +60,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="MechBench run folders: how experiment names give config and run, e.g. '{config}_run{run}'")
     names.add_argument("--exp-map", type=Path, metavar="FILE",
                        help="MechBench run folders: a CSV/TSV file of 'exp_name,config[,run]' rows")
+    _add_settings(score, [s.name for s in scalar_settings()])
     score.set_defaults(handler=_score)
 
     data = commands.add_parser("data", help="write the train/ID/OOD splits, one .npz per task")
     data.add_argument("--problems", required=True, type=Path)
     data.add_argument("--out", required=True, type=Path)
-    data.add_argument("--seed", type=int, default=Settings().data_seed)
-    data.add_argument("--samples", type=int, default=Settings().n_samples)
+    _add_settings(data, _SPLIT_SETTINGS)
     data.set_defaults(handler=_data)
 
     validate = commands.add_parser("validate", help="check each mechanism derives its law and each probe is internal")
@@ -89,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="mdbench: OUT/<task>/problem.json + data_train.npy; mechbench: MechBench's harness "
                               "export OUT/<task>/agent/{problem.json,train.npy} (+ answer/ with --save-answer)")
     prepare.add_argument("--save-answer", action="store_true", help="also write the answers (kept private otherwise)")
-    prepare.add_argument("--seed", type=int, default=Settings().data_seed)
+    _add_settings(prepare, _SPLIT_SETTINGS)
     prepare.set_defaults(handler=_prepare)
 
     graph = commands.add_parser("graph", help="draw a reference or submitted mechanism (.dot, .svg, .png)")
@@ -124,6 +119,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_SPLIT_SETTINGS = ("n_samples", "data_seed")
+_OLD_FLAGS = {"n_points": ("--points",), "n_samples": ("--samples",), "data_seed": ("--seed",)}
+"""Flags from before the CLI named each setting as ``Settings`` does; still accepted."""
+
+
+def _add_settings(parser: argparse.ArgumentParser, names) -> None:
+    """One flag per setting, named as the setting (``n_points`` -> ``--n-points``)."""
+    group = parser.add_argument_group("settings (fastscore.settings.Settings; recorded in meta.json)")
+    for setting in scalar_settings():
+        if setting.name in names:
+            kind = int if setting.metadata["kind"] is int else float
+            flag = "--" + setting.name.replace("_", "-")
+            group.add_argument(flag, *_OLD_FLAGS.get(setting.name, ()), dest=setting.name, type=kind,
+                               default=setting.default, metavar=kind.__name__.upper(),
+                               help=f"{setting.metadata['help']} (default {setting.default:{'d' if kind is int else 'g'}})")
+
+
+def _settings(args, names) -> Settings:
+    """The ``Settings`` of a command's flags."""
+    return Settings(**{name: getattr(args, name) for name in names})
+
+
 def _score(args) -> int:
     import polars as pl
 
@@ -131,7 +148,7 @@ def _score(args) -> int:
     from fastscore.run import score_sweep
     from fastscore.runs import ExperimentNames
     from fastscore.tables import RATES
-    settings = Settings(rtol=args.rtol, n_points=args.points, acc_tol=args.acc_tol)
+    settings = _settings(args, [s.name for s in scalar_settings()])
     tasks = None if args.tasks is None else read_task_list(args.tasks)
     experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
                    else ExperimentNames(pattern=args.exp_pattern))
@@ -146,7 +163,7 @@ def _score(args) -> int:
 
 def _data(args) -> int:
     from fastscore.data import write_splits
-    count = write_splits(args.problems, args.out, settings=Settings(data_seed=args.seed, n_samples=args.samples))
+    count = write_splits(args.problems, args.out, settings=_settings(args, _SPLIT_SETTINGS))
     print(f"wrote {count} split files to {args.out}")
     return 0
 
@@ -154,7 +171,7 @@ def _data(args) -> int:
 def _prepare(args) -> int:
     from fastscore.data import write_task_views
     count = write_task_views(args.problems, args.out, layout=args.layout, save_answer=args.save_answer,
-                             settings=Settings(data_seed=args.seed))
+                             settings=_settings(args, _SPLIT_SETTINGS))
     print(f"wrote {count} task views to {args.out}" + (" (with answers)" if args.save_answer else ""))
     return 0
 

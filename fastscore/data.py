@@ -17,17 +17,15 @@ from typing import Literal, get_args
 import numpy as np
 
 from .problems import Problem, Sampling, load_problems
-from .settings import Settings
+from .settings import DEFAULT_SETTINGS, Settings
 
 __all__ = [
-    "SPLITS", "REGIONS", "DEFAULT_SEED", "DEFAULT_SAMPLES", "Layout", "Splits", "sample_inputs", "problem_rng",
+    "SPLITS", "REGIONS", "Layout", "Splits", "sample_inputs", "problem_rng",
     "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared", "write_splits", "write_task_views",
 ]
 
 SPLITS = ("train", "id_test", "ood_test")
 REGIONS = ("id", "ood", "domain")
-DEFAULT_SEED = 20260725
-DEFAULT_SAMPLES = 1000
 _SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
 _SPLIT_STREAM = 0x73706C74  # b"splt": the split draws' own streams, apart from other users of problem_rng
 _ANSWER_FILES = ("answer.json", "data_id_test.npy", "data_ood_test.npy")
@@ -143,7 +141,8 @@ def _draw_split(problem: Problem, target: Callable, region: str, n: int,
 
 
 def make_splits(problem: Problem, target: Callable[[Mapping[str, np.ndarray]], np.ndarray], *,
-                n: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED, max_rounds: int = 50) -> Splits:
+                n: int = DEFAULT_SETTINGS.n_samples, seed: int = DEFAULT_SETTINGS.data_seed,
+                max_rounds: int = 50) -> Splits:
     """Draw train and id_test from the ID region and ood_test from the OOD region.
 
     `target(points)` maps {input name: values} to the target per sample, NaN or inf

@@ -68,7 +68,7 @@ def submission_graph(problem: Problem, row: Mapping, *, settings: Settings = DEF
     graph = mechanism_graph(equations, reference.knowns, target, roles_of(problem))
     try:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=target, points=points_of(reference),
-                                   budget=settings.solve_budget)
+                                   budget=settings.solve_budget, rtol=settings.rtol)
     except SolveError:
         solution = None
     recovered: dict[str, list[str]] = {}

@@ -83,10 +83,11 @@ def reference_equations(problem: Problem, constants: Mapping[se.Basic, se.Basic]
 
 
 def solve_reference_mechanism(problem: Problem, points: Mapping[str, np.ndarray], *,
-                              constants: Mapping[se.Basic, se.Basic], budget: float) -> Solution:
+                              constants: Mapping[se.Basic, se.Basic], budget: float,
+                              rtol: float = DEFAULT_SETTINGS.rtol) -> Solution:
     """Solve the problem's own mechanism for its target (raises ``SolveError``)."""
     return solve_mechanism(reference_equations(problem, constants), knowns=problem.known_names,
-                           target=problem.target.name, points=points, budget=budget)
+                           target=problem.target.name, points=points, budget=budget, rtol=rtol)
 
 
 def _own_formula(problem: Problem, text: str, *, target: str, what: str, mechanism: Solution | None,
@@ -228,7 +229,8 @@ def _solve_or_none(problem: Problem, points, constants, settings: Settings) -> t
     if not problem.mechanism:
         return None, "the problem has no mechanism"
     try:
-        return solve_reference_mechanism(problem, points, constants=constants, budget=settings.solve_budget), None
+        return solve_reference_mechanism(problem, points, constants=constants, budget=settings.solve_budget,
+                                         rtol=settings.rtol), None
     except (SolveError, ValueError) as error:
         return None, str(error)
 

@@ -39,7 +39,7 @@ import polars as pl
 from fastscore import tables
 from fastscore.executors import ExecutorName, make_executor
 from fastscore.executors.base import Executor, WorkUnit
-from fastscore.parts import PartStore as _PartStore, atomically
+from fastscore.parts import PartStore, atomically
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.runs import ExperimentNames
@@ -95,9 +95,9 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
 
 def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
                  started, experiments: ExperimentNames) -> pl.DataFrame:
-    state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.as_dict(),
+    state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.row_dict(),
              "fastscore_version": metadata.version("fastscore")}
-    parts = _PartStore(out / ".parts", state, part_rows=PART_ROWS)
+    parts = PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress)

@@ -32,7 +32,7 @@ from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.sweep import SUBMISSION_COLUMNS as SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 from fastscore.structure_score import recovered_quantities, structure_fields
-from fastscore.tokens import ParseError
+from fastscore.tokens import Limits, ParseError
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
 _NO_METRICS = {column: value for prefix in SCORED_SPLITS
@@ -86,7 +86,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     carries results across calls (identical submissions are scored once).  The garbage
     collector is paused meanwhile (``fastscore.collector``)."""
     with paused():
-        return _score_task(reference, rows, settings, ScoreMemo() if memo is None else memo)
+        return _score_task(reference, rows, settings, ScoreMemo(settings.memo_size) if memo is None else memo)
 
 
 def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Settings,
@@ -102,7 +102,7 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
     wanted = {key for key, done in laws.items() if done is None}
     wanted |= {answers[2] for answers, done in probe_sets.items() if done is None and answers[2] is not None}
     candidates = {key: _build_candidate(reference, *key, settings=settings) for key in wanted}
-    new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]))
+    new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]), settings.limits)
                    for answers, done in probe_sets.items() if done is None}
 
     expressions = {c.text: c.expr for key, c in candidates.items() if c.expr is not None and laws[key] is None}
@@ -202,7 +202,8 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
         if mechanism is not None:
             candidate = _solve(reference, mechanism, settings)
         elif phenomenal is not None:
-            expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns)
+            expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns,
+                                   limits=settings.limits)
             if reference.constants:
                 expr = expr.subs(reference.constants)
             candidate = _Candidate(kind="phenomenal", expr=expr, nodes=(count_nodes(expr),))
@@ -218,19 +219,16 @@ def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: st
         candidate = _Candidate(status="parse_error", error=str(error))
     candidate.seconds = time.perf_counter() - started
     if candidate.expr is not None:
-        candidate.text = _key_text(candidate.expr)
+        candidate.text = _key_text(candidate.expr, settings.max_text_nodes)
     return candidate
 
 
-MAX_TEXT_NODES = 100_000
-"""A derived law larger than this (as a tree) is not written out: a chain of 20
-substitutions shares one subexpression a million times, and its text would be tens of
-megabytes (``derived_formula`` is then null; the law is still judged)."""
-
-
-def _key_text(expr: se.Basic) -> str:
-    """The text of a candidate law (its key, and its ``derived_formula``)."""
-    if count_nodes(expr) > MAX_TEXT_NODES:
+def _key_text(expr: se.Basic, max_nodes: int) -> str:
+    """The text of a candidate law (its key, and its ``derived_formula``).  A law over
+    ``max_nodes`` tree nodes (``Settings.max_text_nodes``) is not written out: a chain of
+    20 substitutions shares one subexpression a million times, and its text would be
+    tens of megabytes (``derived_formula`` is then null; the law is still judged)."""
+    if count_nodes(expr) > max_nodes:
         return f"{_LARGE_PREFIX}{hash(expr):x}>"
     return str(expr)
 
@@ -241,17 +239,19 @@ _LARGE_PREFIX = "<a law too large to write out: "
 def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candidate:
     problem = reference.problem
     names = (*reference.knowns, problem.target.name)
-    equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
+    limits = settings.limits
+    equations = [parse_equation(text, names=names, allow_new_names=True, limits=limits)
+                 for text in split_equations(mechanism, limits=limits)]
     equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
     solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
-                               points=_points(reference), budget=settings.solve_budget)
+                               points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
     nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
                       solution=solution, nodes=nodes)
 
 
 def _parse_answers(reference: Reference, probes: str | None, replies: str | None,
-                   candidate: _Candidate | None) -> tuple[dict, str | None]:
+                   candidate: _Candidate | None, limits: Limits) -> tuple[dict, str | None]:
     """Probe answers of a row: {probe: expression, (text, values) or error text},
     and a row-level error.  ``probes`` are answers as expressions (``name = expr`` or a
     bare ``expr``); ``replies`` are MechBench's probe replies (exactly one equation
@@ -262,11 +262,11 @@ def _parse_answers(reference: Reference, probes: str | None, replies: str | None
     error = None
     if probes is not None:
         try:
-            raw = parse_probe_answers(probes)
+            raw = parse_probe_answers(probes, limits=limits)
         except ParseError as failure:
             raw, error = {}, str(failure)
         for name, answer in raw.items():
-            parsed[name] = _answer(reference, name, answer, solution, strict=False)
+            parsed[name] = _answer(reference, name, answer, solution, limits, strict=False)
     if replies is not None:
         try:
             raw = json.loads(replies)
@@ -277,17 +277,17 @@ def _parse_answers(reference: Reference, probes: str | None, replies: str | None
         for name, reply in raw.items():
             if name in reference.probes and name not in parsed:
                 parsed[name] = ("no reply (reply.txt missing or unreadable)" if not isinstance(reply, str)
-                                else _answer(reference, name, reply, solution, strict=True))
+                                else _answer(reference, name, reply, solution, limits, strict=True))
     return parsed, error
 
 
-def _answer(reference: Reference, name: str, text: str, solution, *, strict: bool):
+def _answer(reference: Reference, name: str, text: str, solution, limits: Limits, *, strict: bool):
     """One probe answer: an expression in the knowns, (text, ``Quantity`` of values) when
     it uses quantities the submission solved only numerically, or the reason it is unusable."""
     try:
         if strict:
-            text = reply_equation(text, name)
-        expr = read_expression(text, target=name, names=reference.knowns, allow_new_names=True)
+            text = reply_equation(text, name, limits=limits)
+        expr = read_expression(text, target=name, names=reference.knowns, allow_new_names=True, limits=limits)
     except ValueError as failure:
         return f"parse error: {failure}"
     expr = expr.subs(reference.constants)

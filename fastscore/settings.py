@@ -1,77 +1,94 @@
-"""Scoring settings: every tolerance, count and seed in one documented place.
+"""Scoring settings: every tolerance, count, seed, limit and budget of a run in one place.
 
-Every run writes these values to ``meta.json`` (SPEC §4, §6)."""
+Each setting is one field of ``Settings`` with its default, its allowed range and its
+help text (the field's metadata); the CLI offers each scalar setting as a flag of the
+same name (``n_points`` -> ``--n-points``), and every run writes the values to
+``meta.json`` (SPEC §4, §6).  ``limits`` (the parser's bounds on one submission,
+``fastscore.tokens.Limits``) is set from Python only."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+
+from fastscore.tokens import DEFAULT_LIMITS, Limits
+
+__all__ = ["DEFAULT_SETTINGS", "Settings", "scalar_settings"]
+
+_NUMBER = (int, float)
+
+
+def _setting(default, low, high, kind, help: str, *, changes_rows: bool = True):
+    """A ``Settings`` field: default, inclusive range ``[low, high]``, type and help;
+    ``changes_rows=False`` for one that cannot change a scored row (a run resumes
+    across a change of it)."""
+    return field(default=default, metadata={"range": (low, high), "kind": kind, "help": help,
+                                            "changes_rows": changes_rows})
 
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Tolerances and budgets of a scoring run.
+    """Tolerances, counts, seeds, limits and budgets of a scoring run (each field's
+    help: ``fastscore score --help`` or ``scalar_settings()``)."""
 
-    rtol: relative tolerance of the numeric equivalence check (SPEC §4).
-    n_points: random points drawn over the whole domain ``[min, max)`` of every
-        variable for the equivalence check (the split points are added to them).
-    min_finite_points: fewer finite points than this -> ``undecided``.
-    precision_digits: significant digits of the high-precision re-evaluation.
-    max_precise_points: most points re-evaluated at high precision per comparison;
-        a pair with more unreliable points than this is ``undecided`` (the default
-        covers every point of the default domain and splits).
-    invalid_samples: points undefined on both sides in float64 re-checked at high
-        precision to tell a domain error from an overflow.
-    acc_tol: Acc tolerance on max relative error (``id_acc``/``ood_acc``).
-    n_samples / data_seed: size and seed of the generated splits (SPEC §3).
-    point_seed: seed of the equivalence points (combined with the task id).
-    solve_budget: seconds allowed to a symbolic solve of one implicit block.
-    structure_steps: work units (candidate gains, bound cells) the graph match of a mechanism's structure
-        score may make before it keeps its best map (``fastscore.structure``).
-    """
-
-    rtol: float = 1e-6
-    n_points: int = 256
-    min_finite_points: int = 16
-    precision_digits: int = 50
-    max_precise_points: int = 4096
-    invalid_samples: int = 32
-    acc_tol: float = 0.1
-    n_samples: int = 1000
-    data_seed: int = 20260725
-    point_seed: int = 0
-    solve_budget: float = 2.0
-    structure_steps: int = 200_000
+    rtol: float = _setting(1e-6, 1e-15, 0.5, _NUMBER,
+                           "relative tolerance of every agreement: equivalence (SPEC §4), the solver's "
+                           "consistency and branch checks")
+    n_points: int = _setting(256, 1, 10**7, int,
+                             "random points over the whole domain of every variable for the equivalence check "
+                             "(the split points are added to them)")
+    min_finite_points: int = _setting(16, 1, 10**7, int, "fewer finite points than this: undecided")
+    precision_digits: int = _setting(50, 20, 10_000, int, "significant digits of the high-precision re-evaluation")
+    max_precise_points: int = _setting(4096, 0, 10**8, int,
+                                       "most points re-evaluated at high precision per comparison; more "
+                                       "unreliable points than this: undecided")
+    invalid_samples: int = _setting(32, 0, 10**7, int,
+                                    "points undefined on both sides in float64 re-checked at high precision "
+                                    "(a domain error or an overflow)")
+    acc_tol: float = _setting(0.1, 0, 1e300, _NUMBER, "Acc tolerance on the max relative error (id_acc, ood_acc)")
+    n_samples: int = _setting(1000, 1, 10**7, int, "rows of each generated split (SPEC §3)")
+    data_seed: int = _setting(20260725, 0, 2**63 - 1, int, "seed of the generated splits (SPEC §3)")
+    point_seed: int = _setting(0, 0, 2**63 - 1, int, "seed of the equivalence points (combined with the task id)")
+    solve_budget: float = _setting(2.0, 0, 1e6, _NUMBER, "seconds allowed to the symbolic solve of one mechanism")
+    structure_steps: int = _setting(200_000, 1, 10**9, int,
+                                    "work units the graph match of a structure score may make before it keeps "
+                                    "its best map")
+    row_timeout: float = _setting(60.0, 0.001, 1e6, _NUMBER,
+                                  "seconds a lone submission may take before it is a timeout row (a batch gets "
+                                  "more, by its size; such rows are scored again on resume)", changes_rows=False)
+    memo_size: int = _setting(200_000, 1, 10**9, int,
+                              "scored submissions a worker remembers (identical submissions are scored once)",
+                              changes_rows=False)
+    max_text_nodes: int = _setting(100_000, 1, 10**9, int,
+                                   "a derived law larger than this tree is judged but not written out "
+                                   "(derived_formula null)")
+    limits: Limits = field(default=DEFAULT_LIMITS, metadata={"help": "the parser's bounds on one submission"})
 
     def __post_init__(self):
         """Reject a setting that would make every verdict meaningless (``rtol`` of -1
         or NaN makes every correct answer ``different``): ValueError, one line."""
-        for field in fields(self):
-            value = getattr(self, field.name)
-            low, high, kind = _RANGES[field.name]
+        if not isinstance(self.limits, Limits):
+            raise ValueError(f"setting limits must be a fastscore.tokens.Limits, got {self.limits!r}")
+        for setting in scalar_settings():
+            value = getattr(self, setting.name)
+            (low, high), kind = setting.metadata["range"], setting.metadata["kind"]
             ok = isinstance(value, kind) and not isinstance(value, bool) and low <= value <= high
             if not ok or (kind is not int and not math.isfinite(value)):
                 shown = "an integer" if kind is int else "a finite number"
-                raise ValueError(f"setting {field.name} must be {shown} in [{low}, {high}], got {value!r}")
+                raise ValueError(f"setting {setting.name} must be {shown} in [{low}, {high}], got {value!r}")
 
     def as_dict(self) -> dict:
-        """Plain dict for ``meta.json``."""
+        """Plain dict for ``meta.json`` (``limits`` as a nested dict)."""
         return asdict(self)
 
+    def row_dict(self) -> dict:
+        """The settings that can change a scored row: a run resumes only when they are equal."""
+        return {name: value for name, value in self.as_dict().items()
+                if Settings.__dataclass_fields__[name].metadata.get("changes_rows", True)}
 
-_NUMBER = (int, float)
-_RANGES = {  # name -> (lowest, highest, type) of each setting
-    "rtol": (1e-15, 0.5, _NUMBER),
-    "n_points": (1, 10**7, int),
-    "min_finite_points": (1, 10**7, int),
-    "precision_digits": (20, 10_000, int),
-    "max_precise_points": (0, 10**8, int),
-    "invalid_samples": (0, 10**7, int),
-    "acc_tol": (0, 1e300, _NUMBER),
-    "n_samples": (1, 10**7, int),
-    "data_seed": (0, 2**63 - 1, int),
-    "point_seed": (0, 2**63 - 1, int),
-    "solve_budget": (0, 1e6, _NUMBER),
-    "structure_steps": (1, 10**9, int),
-}
+
+def scalar_settings() -> tuple:
+    """The number-valued fields of ``Settings`` (those the CLI offers as flags)."""
+    return tuple(f for f in fields(Settings) if "range" in f.metadata)
+
 
 DEFAULT_SETTINGS = Settings()

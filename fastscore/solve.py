@@ -31,6 +31,7 @@ import numpy as np
 import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
+from fastscore.agreement import agree
 from fastscore.blocks import blocks, listed, match
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
@@ -39,12 +40,10 @@ from fastscore.collector import paused
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
+from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.warm import warm_up
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "compile_block", "solve_mechanism"]
-
-_RTOL = 1e-6  # agreement of equation sides in consistency and branch checks
-
 
 class SolveError(ValueError):
     """A mechanism that cannot be reduced to its law; the message is one clear line."""
@@ -208,11 +207,12 @@ def _evaluable(expr: se.Basic) -> bool:
 class _Solver:
     """State of one ``solve_mechanism`` call."""
 
-    def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float):
+    def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float, rtol: float):
         self.knowns = tuple(sorted(knowns))
         self.points = points
         self.env: dict[str, np.ndarray] | None = None  # lazily broadcast points + numeric values
         self.budget = budget
+        self.rtol = rtol  # agreement of equation sides and of branches (Settings.rtol)
         self.deadline = time.perf_counter() + budget
         self.sympy_left = budget / 2  # SymPy's share: the rest is kept for our own steps
         self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
@@ -355,7 +355,7 @@ class _Solver:
         values = self.evaluate_many([lhs, rhs, *terms], extra)
         scale = np.max(np.abs(values), axis=0)
         a, b = values[0], values[1]
-        close = np.abs(a - b) <= _RTOL * scale
+        close = np.abs(a - b) <= self.rtol * scale
         return close | (~np.isfinite(a) & ~np.isfinite(b)) if nan_ok else close
 
     def solve_single(self, lhs, rhs, name, steps) -> se.Basic | None:
@@ -403,7 +403,7 @@ class _Solver:
         if best[0] < 1.0:
             raise SolveError(f"no real solution for {name} on {100 * (1 - best[0]):.0f}% of the domain")
         for other in scored[1:]:
-            if (other[0], other[1]) == (best[0], best[1]) and not _agree(other[3], best[3]):
+            if (other[0], other[1]) == (best[0], best[1]) and not agree(other[3], best[3], rtol=self.rtol).all():
                 raise SolveError(f"ambiguous branch for {name}: {best[2]} or {other[2]}")
         return best[2]
 
@@ -469,17 +469,14 @@ def _back_substitute(steps: Sequence[tuple[str, se.Basic]], solved: Mapping[str,
     return out
 
 
-def _agree(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.all(np.abs(a - b) <= _RTOL * np.maximum(np.abs(a), np.abs(b))))
-
-
 def solve_mechanism(
     equations: Sequence[tuple[se.Basic, se.Basic]],
     *,
     knowns: Collection[str],
     target: str,
     points: Mapping[str, np.ndarray],
-    budget: float = 2.0,
+    budget: float = DEFAULT_SETTINGS.solve_budget,
+    rtol: float = DEFAULT_SETTINGS.rtol,
 ) -> Solution:
     """Eliminate every unknown of ``equations`` and derive the ``target``.
 
@@ -487,16 +484,17 @@ def solve_mechanism(
     ``points``: sample values of every known over the valid domain, used for branch
     choice, consistency and residual checks and numeric blocks.  Raises
     ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
-    systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  Neither
+    systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  ``rtol``
+    (``Settings.rtol``) is the agreement of equation sides and of branches.  Neither
     Numba's first compilation nor a garbage-collector pause (which grows with the
     caller's heap) is charged to the budget.
     """
     warm_up()
     with paused():
-        return _solve_mechanism(equations, set(knowns), target, points, budget)
+        return _solve_mechanism(equations, set(knowns), target, points, budget, rtol)
 
 
-def _solve_mechanism(equations, known: set[str], target: str, points, budget: float) -> Solution:
+def _solve_mechanism(equations, known: set[str], target: str, points, budget: float, rtol: float) -> Solution:
     """``solve_mechanism`` without its set-up (see there)."""
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
@@ -511,7 +509,7 @@ def _solve_mechanism(equations, known: set[str], target: str, points, budget: fl
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
-    solver = _Solver(known, points, budget)
+    solver = _Solver(known, points, budget, rtol)
     matching = match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)

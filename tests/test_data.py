@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from fastscore.data import (DEFAULT_SAMPLES, DEFAULT_SEED, Splits, make_splits, problem_rng, read_npz,
+from fastscore.data import (Splits, make_splits, problem_rng, read_npz,
                             read_prepared, sample_inputs, write_npz, write_prepared)
 from fastscore.problems import Constant, Equation, Probe, Problem, Sampling, Variable
+from fastscore.settings import DEFAULT_SETTINGS
 
 
 def toy(task_id="toy/variant-1", aux=True):
@@ -28,7 +29,7 @@ def law(points):
 
 
 def test_defaults_match_mdbench():
-    assert (DEFAULT_SEED, DEFAULT_SAMPLES) == (20260725, 1000)
+    assert (DEFAULT_SETTINGS.data_seed, DEFAULT_SETTINGS.n_samples) == (20260725, 1000)
 
 
 def test_layout_target_first_and_values_follow_the_law():
@@ -39,7 +40,7 @@ def test_layout_target_first_and_values_follow_the_law():
         assert array.shape == (4, 200) and array.dtype == np.float64
         columns = splits.columns(split)
         np.testing.assert_array_equal(columns["y"], 1.5 * columns["x"] * columns["k"])
-    assert splits.seed == DEFAULT_SEED
+    assert splits.seed == DEFAULT_SETTINGS.data_seed
     assert not np.array_equal(splits.train, splits.id_test)
 
 

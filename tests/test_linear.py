@@ -109,3 +109,14 @@ def test_consistent_redundant_equations_are_accepted_and_inconsistent_ones_rejec
 def test_identity_equations_fix_nothing(texts):
     with pytest.raises(SolveError, match="holds identically"):
         solve_mechanism(_equations(*texts), knowns=["a", "b"], target="T", points=_points())
+
+
+def test_the_consistency_check_uses_the_given_rtol():
+    """A redundant equation 3e-8 off agrees at the default rtol (1e-6) and contradicts the
+    others at rtol 1e-9: ``solve_mechanism`` judges with the run's ``Settings.rtol``."""
+    equations = _equations("x = a", "y = 2*x", "y/2 = 1.00000003*a")
+    points = _points()
+    solution = solve_mechanism(equations, knowns=["a", "b"], target="y", points=points)
+    np.testing.assert_allclose(_values(solution.law, points), 2 * points["a"])
+    with pytest.raises(SolveError, match="inconsistent equations"):
+        solve_mechanism(equations, knowns=["a", "b"], target="y", points=points, rtol=1e-9)

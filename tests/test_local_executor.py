@@ -15,7 +15,7 @@ import fastscore.executors.local as local
 from fastscore.executors.local import LocalExecutor
 from fastscore.problems import load_problems
 from fastscore.run import score_sweep
-from fastscore.settings import DEFAULT_SETTINGS
+from fastscore.settings import DEFAULT_SETTINGS, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems" / "example"
@@ -65,7 +65,7 @@ def problems():
 def test_hostile_rows_are_their_own_rows_and_neighbours_are_unaffected(problems):
     rows = [_row(0, LAW), _row(1, Hostile("stall")), _row(2, "v = k3*E_T"), _row(3, Hostile("die")),
             _row(4, Hostile("raise")), _row(5, Hostile("memory")), _row(6, LAW + " + 0")]
-    executor = LocalExecutor(problems, DEFAULT_SETTINGS, row_timeout=2.0, memory_limit=4 << 30)
+    executor = LocalExecutor(problems, Settings(row_timeout=2.0), memory_limit=4 << 30)
     try:
         results = list(executor.map([(TASK, rows), (TASK, [_row(7, LAW)])]))
     finally:
@@ -95,7 +95,7 @@ def test_a_batch_waiting_behind_a_slow_one_is_not_charged_for_the_wait(problems,
         time.sleep(1.2)
         return original(reference, rows, **kwargs)
     monkeypatch.setattr(local, "score_task", slow)
-    executor = LocalExecutor(problems, DEFAULT_SETTINGS, row_timeout=1.0)
+    executor = LocalExecutor(problems, Settings(row_timeout=1.0))
     try:
         results = list(executor.map([(TASK, [_row(run, LAW)]) for run in range(3)]))
     finally:
@@ -127,9 +127,8 @@ def test_a_resumed_run_scores_the_rows_the_executor_failed_again(tmp_path, monke
             time.sleep(3600)
         return original(reference, batch, **kwargs)
     monkeypatch.setattr(local, "score_task", stall_on_run_1)
-    monkeypatch.setattr(local, "ROW_TIMEOUT", 1.0)
     out = tmp_path / "out"
-    score_sweep(PROBLEMS, sweep, out, executor="local", progress=False)
+    score_sweep(PROBLEMS, sweep, out, executor="local", progress=False, settings=Settings(row_timeout=1.0))
     first = pl.read_parquet(out / "scores.parquet").filter(pl.col("task") == TASK).sort("run")
     assert first["status"].to_list() == ["ok", "timeout", "ok"]
     monkeypatch.setattr(local, "score_task", original)

@@ -17,7 +17,7 @@ from fastscore.executors.local import LocalExecutor  # noqa: E402
 from fastscore.executors.ray import RayExecutor  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.run import _Tally, _units, score_sweep  # noqa: E402
-from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.settings import DEFAULT_SETTINGS, Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems" / "example"
@@ -98,7 +98,7 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
     rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
              "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 1.5, 1.0])]
-    executor = RayExecutor(problems, DEFAULT_SETTINGS, workers=1, batch_rows=3, row_timeout=5.0)
+    executor = RayExecutor(problems, Settings(row_timeout=5.0), workers=1, batch_rows=3)
     try:
         scores = {r["run"]: r for batch, _ in executor.map([("michaelis-menten-rate", rows)]) for r in batch}
     finally:

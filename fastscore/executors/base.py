@@ -40,7 +40,7 @@ class ReferenceCache:
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings):
         self._problems, self._settings, self._built = problems, settings, {}
-        self.memo = ScoreMemo()
+        self.memo = ScoreMemo(settings.memo_size)
 
     def __getitem__(self, task: str) -> Reference:
         if task not in self._built:

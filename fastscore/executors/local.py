@@ -7,7 +7,7 @@ is forked.  As in the Ray executor:
 
 - units travel in batches of up to ``batch_rows`` submissions of one task;
 - the clock of a batch starts when the child starts it (the child says so), so time
-  spent queued behind a slow batch never counts; the limit is ``row_timeout`` times
+  spent queued behind a slow batch never counts; the limit is ``Settings.row_timeout`` times
   ``max(2, rows / 50)``;
 - a batch that fails (time limit, death, an exception in scoring) is retried one
   submission at a time; a lone submission past ``row_timeout`` becomes a ``timeout``
@@ -41,7 +41,6 @@ from fastscore.problems import Problem
 from fastscore.score import score_task
 from fastscore.settings import Settings
 
-ROW_TIMEOUT = 60.0  # seconds a lone submission may take (the default of both executors)
 IN_FLIGHT = 2  # batches sent ahead to the child
 
 
@@ -97,9 +96,9 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, batch_rows: int = 1000,
-                 row_timeout: float | None = None, memory_limit: int | None = None):
+                 memory_limit: int | None = None):
         self._problems, self._settings = dict(problems), settings
-        self._batch_rows, self._row_timeout = batch_rows, ROW_TIMEOUT if row_timeout is None else row_timeout
+        self._batch_rows, self._row_timeout = batch_rows, settings.row_timeout
         self._memory_limit = _memory_limit() if memory_limit is None else memory_limit
         self._child = self._connection = None
         self._start()  # its warm-up overlaps the reading of the sweep's first rows

@@ -36,7 +36,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
-from fastscore.executors.local import DIED, ROW_TIMEOUT, Batch, batches, failed, timeout_error
+from fastscore.executors.local import DIED, Batch, batches, failed, timeout_error
 from fastscore.problems import Problem
 from fastscore.score import score_task
 from fastscore.settings import Settings
@@ -78,7 +78,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
-                 workers: int | None = None, batch_rows: int = 1000, row_timeout: float = ROW_TIMEOUT):
+                 workers: int | None = None, batch_rows: int = 1000):
         self._started_ray = not ray.is_initialized()
         if self._started_ray and address not in (None, "auto", "local"):
             _check_reachable(address)
@@ -90,7 +90,7 @@ class RayExecutor:
         self._problems = dict(problems)
         self._store = ray.put(self._problems)
         self._settings = settings
-        self._batch_rows, self._row_timeout = batch_rows, row_timeout
+        self._batch_rows, self._row_timeout = batch_rows, settings.row_timeout
         self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
         self._actors = [self._new_actor() for _ in range(self._n)]
 

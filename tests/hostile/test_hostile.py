@@ -273,17 +273,17 @@ def test_ctrl_c_on_the_command_gives_one_line_and_exit_130_and_the_rerun_resumes
 
 
 def test_ctrl_c_gives_one_line_and_exit_130_and_the_rerun_resumes(capsys, tmp_path, monkeypatch):
-    import fastscore.run as run
+    from fastscore.parts import PartStore
     out = tmp_path / "out"
-    original = run._PartStore.add
+    original = PartStore.add
 
     def interrupted(self, *args):
         raise KeyboardInterrupt
-    monkeypatch.setattr(run._PartStore, "add", interrupted)
+    monkeypatch.setattr(PartStore, "add", interrupted)
     code, err = _score(capsys, INPUTS / "null-config.jsonl", out)
     assert code == 130 and err == ["fastscore score: interrupted; the rows scored so far are kept: "
                                    "re-run the same command to resume"]
-    monkeypatch.setattr(run._PartStore, "add", original)
+    monkeypatch.setattr(PartStore, "add", original)
     assert _score(capsys, INPUTS / "null-config.jsonl", out)[0] == 0
 
 
@@ -337,10 +337,10 @@ def test_the_report_shows_any_config_name_and_26_configs_legibly(tmp_path, monke
 def _rows_of(name: str, tmp_path: Path, *, row_timeout: float | None = None) -> dict:
     """Score a corpus sweep in a child (local executor, optionally a shorter row
     budget); its rows of the task by their ``finding``."""
-    budget = "" if row_timeout is None else f"import fastscore.executors.local as local\nlocal.ROW_TIMEOUT = {row_timeout}\n"
-    script = (f"{budget}from fastscore.run import score_sweep\n"
+    settings = "Settings()" if row_timeout is None else f"Settings(row_timeout={row_timeout})"
+    script = ("from fastscore.run import score_sweep\nfrom fastscore.settings import Settings\n"
               f"score_sweep({str(PROBLEMS)!r}, {str(INPUTS / name)!r}, {str(tmp_path / name)!r}, "
-              "executor='local', progress=False)\n")
+              f"executor='local', progress=False, settings={settings})\n")
     result = _child(script, memory=16 << 30)
     assert result.returncode == 0, result.stderr[-2000:]
     scores = pl.read_parquet(tmp_path / name / "scores.parquet").filter(pl.col("task") == TASK)
