@@ -139,6 +139,23 @@ def mechanism_graph(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Coll
                           equations=tuple(equations))
 
 
+def _alternating_reach(starts, neighbours, partner) -> tuple[set, set]:
+    """The nodes reached from ``starts`` along alternating paths (a node, each of its
+    ``neighbours``, each neighbour's matched ``partner``), and the neighbours crossed."""
+    reached, crossed = set(), set()
+    stack = list(starts)
+    while stack:
+        node = stack.pop()
+        if node in reached:
+            continue
+        reached.add(node)
+        for other in neighbours[node]:
+            if other not in crossed:
+                crossed.add(other)
+                stack.append(partner[other])
+    return reached, crossed
+
+
 def _decompose(unknowns_of: list[frozenset[str]], unknowns: list[str]) -> list[Block]:
     """Dulmage-Mendelsohn blocks: over-determined part, square blocks in dependency
     order, under-determined part (empty parts left out)."""
@@ -149,29 +166,9 @@ def _decompose(unknowns_of: list[frozenset[str]], unknowns: list[str]) -> list[B
         for u in us:
             equations_of[u].append(i)
     # under-determined: reachable from unmatched unknowns (unknown -> its equations -> their matched unknowns)
-    under_u, under_e = set(), set()
-    stack = [u for u in unknowns if u not in owner]
-    while stack:
-        u = stack.pop()
-        if u in under_u:
-            continue
-        under_u.add(u)
-        for i in equations_of[u]:
-            if i not in under_e:
-                under_e.add(i)
-                stack.append(matching[i])
+    under_u, under_e = _alternating_reach([u for u in unknowns if u not in owner], equations_of, matching)
     # over-determined: reachable from unmatched equations (equation -> its unknowns -> their equations)
-    over_u, over_e = set(), set()
-    stack = [i for i in range(len(unknowns_of)) if i not in matching]
-    while stack:
-        i = stack.pop()
-        if i in over_e:
-            continue
-        over_e.add(i)
-        for u in unknowns_of[i]:
-            if u not in over_u:
-                over_u.add(u)
-                stack.append(owner[u])
+    over_e, over_u = _alternating_reach([i for i in range(len(unknowns_of)) if i not in matching], unknowns_of, owner)
     blocks = [Block(OVER, tuple(sorted(over_e)), tuple(sorted(over_u)))] if over_e else []
     square = {i: u for i, u in matching.items() if i not in under_e and i not in over_e}
     restricted = [set(us) & set(square.values()) for us in unknowns_of]
