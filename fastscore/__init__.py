@@ -1,13 +1,34 @@
 """fastscore: bulk scorer for scientific-discovery benchmarks.
 
-``fastscore.score_sweep(problems, sweep, out, ...)`` runs the main job from Python
-(see ``fastscore.run``); heavy modules load on first use, so the CLI starts fast."""
+From Python, each command is one function call (heavy modules load on first use, so
+``import fastscore`` and the CLI start fast):
+
+- ``score_sweep(problems, sweep, out, ...)``: ``fastscore score`` (``fastscore.run``);
+- ``load_problems(directory)``: the problem set, in any registered format;
+- ``read_sweep(path)``: a sweep as normalised Polars batches;
+- ``write_splits`` / ``write_task_views``: ``fastscore data`` / ``fastscore prepare``;
+- ``validate_problems(problems)``: ``fastscore validate``;
+- ``write_report(directory)``: ``fastscore report``;
+- ``Settings``: every tolerance, limit and budget of a run.
+"""
+from importlib import import_module
+
 __version__ = "0.1.0"
-__all__ = ["score_sweep"]
+
+_HOMES = {
+    "score_sweep": "fastscore.run",
+    "load_problems": "fastscore.problems",
+    "read_sweep": "fastscore.sweep",
+    "write_splits": "fastscore.data",
+    "write_task_views": "fastscore.data",
+    "validate_problems": "fastscore.validate",
+    "write_report": "fastscore.report",
+    "Settings": "fastscore.settings",
+}
+__all__ = list(_HOMES)
 
 
 def __getattr__(name: str):
-    if name == "score_sweep":
-        from fastscore.run import score_sweep
-        return score_sweep
+    if name in _HOMES:
+        return getattr(import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'fastscore' has no attribute {name!r}")

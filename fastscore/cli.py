@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
 
     report = commands.add_parser("report", help="tables and figures from a scored output directory")
-    report.add_argument("directory", type=Path)
+    report.add_argument("directory", type=Path, help="a scored output directory (fastscore score --out)")
+    report.add_argument("--out", type=Path, help="where the report goes (default DIRECTORY/report)")
     report.set_defaults(handler=_report)
 
     prepare = commands.add_parser("prepare", help="public task views (problem.json and the training data)")
@@ -195,7 +196,7 @@ def _validate(args) -> int:
 
 def _report(args) -> int:
     from fastscore.report import write_report
-    path = write_report(args.directory)
+    path = write_report(args.directory, out=args.out)
     print(f"wrote {path}, {path.with_name('report.html')} and figures in {path.parent}")
     return 0
 

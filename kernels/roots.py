@@ -34,6 +34,15 @@ _STARTS = np.array([1.0, 1e-3, 1e3, 1e-6, 1e6, 1e-9, 1e9, 1e-12, 1e12, -1.0])
 
 _MAX_ITER = 100
 
+_ACCEPT_1D = 1e-6
+"""A refined 1-D root is kept when its residual is at most this times the larger
+residual at the bracket's ends (a pole's sign change fails it).  A property of the
+root finder, not the agreement of two values (``fastscore.agreement``)."""
+
+_ACCEPT_ND = 1e-8
+"""Multi-dimensional Newton converges when the residual norm falls to this times its
+largest value on the way."""
+
 
 @dataclass(frozen=True)
 class Block:
@@ -143,7 +152,7 @@ def _refine_1d(ops, args, starts, column, u, a, fa, b, fb, stack):
         x = x_new
     column[u, 0] = x
     f = _tape(ops, args, starts, 0, column, stack)
-    return np.isfinite(f) and abs(f) <= 1e-6 * scale
+    return np.isfinite(f) and abs(f) <= _ACCEPT_1D * scale
 
 
 @kernel
@@ -185,7 +194,7 @@ def _newton(ops, args, starts, column, first, k, stack):
         norm = trial
         peak = max(peak, norm)
         if small or norm == 0.0:
-            return norm <= 1e-8 * peak or norm == 0.0
+            return norm <= _ACCEPT_ND * peak or norm == 0.0
     return False
 
 

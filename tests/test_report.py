@@ -257,6 +257,14 @@ def test_report_on_the_bundled_example(example, capsys):
     _assert_png(example / "report" / DOMAIN_FIGURE)
 
 
+def test_report_out_puts_the_report_where_asked(example, tmp_path, capsys):
+    target = tmp_path / "elsewhere"
+    assert main(["report", str(example), "--out", str(target)]) == 0
+    assert f"wrote {target / 'report.md'}" in capsys.readouterr().out
+    assert (target / "report.md").read_text().startswith("# fastscore report")
+    _assert_png(target / MUTATION_FIGURE)
+
+
 def test_a_directory_without_scores_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(ValueError, match="no scores.parquet"):
         write_report(tmp_path)
