@@ -134,8 +134,9 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
                                         candidate.expr, candidate.equations, candidate.solution, outcome.verdict,
                                         outcome.recovered)
             for scorer in scorers:
-                added = scorer.score(context)
-                fields.update({name: added.get(name) for name in scorer.columns})
+                added = scorer.score(context)  # its declared columns only, a missing one null
+                fields.update(added if added.keys() == scorer.columns.keys() else
+                              {name: added.get(name) for name in scorer.columns})
         laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])

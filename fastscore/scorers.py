@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import polars as pl
 
@@ -55,9 +55,9 @@ ScorerKind = Literal["law", "mechanism", "probes"]
 SCORER_KINDS: tuple[ScorerKind, ...] = get_args(ScorerKind)
 
 
-@dataclass(frozen=True)
-class SubmissionContext:
-    """What a submission scorer reads (read-only), after the law is judged.
+class SubmissionContext(NamedTuple):
+    """What a submission scorer reads (read-only), after the law is judged (a named
+    tuple: one is made per unique submission, cheaper than a frozen dataclass).
 
     ``phenomenal``, ``mechanism``: the submitted texts (stripped; None when absent);
     ``kind``: ``phenomenal`` or ``mechanism`` (the row's ``kind``; None when nothing
