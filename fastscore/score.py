@@ -4,9 +4,10 @@ settings) that every executor calls, so every executor gives identical tables.
 Per row: parse the phenomenal formula, or solve the mechanism for its derived law
 (``fastscore.solve``); evaluate every distinct candidate once, in one batch through
 the compiled kernels, at the reference's points (domain sample + splits); judge
-equivalence (``fastscore.equivalence``); compute split metrics; score probe answers.
-Identical submissions (same text, or same canonical expression) are scored once.
-A bad submission becomes a row with its ``status`` and ``error``.
+equivalence (``fastscore.equivalence``); compute split metrics; then the registered
+submission scorers (``fastscore.scorers``: the structure scores) add their columns;
+score probe answers.  Identical submissions (same text, or same canonical expression)
+are scored once.  A bad submission becomes a row with its ``status`` and ``error``.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -28,10 +30,12 @@ from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
 from fastscore.reference import Reference
+from fastscore.scorers import SubmissionContext, submission_scorers
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.sweep import SUBMISSION_COLUMNS as SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
-from fastscore.structure_score import recovered_quantities, structure_fields
+from fastscore.structure_score import recovered_quantities  # also registers the structure scorer
+from fastscore.tables import SubmissionKind
 from fastscore.tokens import Limits, ParseError
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
@@ -45,7 +49,7 @@ _JSON = json.JSONEncoder(sort_keys=True).encode
 class _Candidate:
     """A parsed (and, for mechanisms, solved) submission, before evaluation."""
 
-    kind: str | None = None
+    kind: SubmissionKind | None = None
     expr: se.Basic | None = None
     text: str | None = None  # str(expr), computed once: the key of its values and verdict
     error: str | None = None
@@ -112,6 +116,7 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
     shared_outcomes = {}
+    scorers = submission_scorers()
     for key, candidate in candidates.items():
         if laws[key] is not None:
             continue
@@ -124,8 +129,14 @@ def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Setting
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
         fields = _law_fields(reference, candidate, outcome)
-        fields.update(structure_fields(reference, key[1], candidate.solution, settings, equations=candidate.equations,
-                                       recovered=outcome.recovered))
+        if scorers:
+            context = SubmissionContext(reference, settings, *key, candidate.kind, MappingProxyType(fields),
+                                        candidate.expr, candidate.equations, candidate.solution, outcome.verdict,
+                                        outcome.recovered)
+            for scorer in scorers:
+                added = scorer.score(context)  # its declared columns only, a missing one null
+                fields.update(added if added.keys() == scorer.columns.keys() else
+                              {name: added.get(name) for name in scorer.columns})
         laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])

@@ -17,6 +17,9 @@ its ``n_quantities_recovered`` is null. A phenomenal submission, a mechanism tha
 not parse, or a problem without a mechanism get nulls. The graph search is capped at
 ``Settings.structure_steps`` work units, so any mechanism (at most 64
 equations, the parser's limit) is bounded in time.
+
+The columns are a submission scorer's (``fastscore.scorers``), registered here as
+``structure``; their types are ``fastscore.tables.STRUCTURE_SCHEMA``.
 """
 from __future__ import annotations
 
@@ -34,13 +37,14 @@ from fastscore.compile import UnsupportedExpression
 from fastscore.parse import parse_equation
 from fastscore.problems import Problem
 from fastscore.reference import Reference, reference_equations
+from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer
 from fastscore.settings import Settings
 from fastscore.solve import Solution
 from fastscore.structure import MechanismGraph, ast_similarity, equation_shapes, graph_similarity, mechanism_graph
+from fastscore.tables import STRUCTURE_SCHEMA
 from fastscore.tokens import ParseError
 
-STRUCTURE_COLUMNS = ("structure_graph_score", "structure_ast_score", "n_quantities_recovered",
-                     "n_reference_quantities", "structure_note")
+STRUCTURE_COLUMNS = tuple(STRUCTURE_SCHEMA)
 _SCREEN_POINTS = 64
 _SCREEN_RTOL = 1e-3
 _SCREEN_SHARE = 0.9
@@ -159,6 +163,15 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
         fields["n_quantities_recovered"] = sum(bool(v) for v in found.values())
     fields["structure_note"] = "; ".join(notes) or None
     return fields
+
+
+def _score(context: SubmissionContext) -> dict:
+    """The structure scorer: `structure_fields` of a submission, after its law is judged."""
+    return structure_fields(context.reference, context.mechanism, context.solution, context.settings,
+                            equations=context.equations, recovered=context.recovered)
+
+
+register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, _score))
 
 
 def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,

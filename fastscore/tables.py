@@ -33,6 +33,8 @@ METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 without loading Numba; a test checks that the two are equal)."""
 Status = Literal["ok", "parse_error", "solve_error", "eval_error", "timeout", "missing"]
 STATUSES: tuple[Status, ...] = get_args(Status)
+SubmissionKind = Literal["phenomenal", "mechanism"]
+"""The ``kind`` of a score row: what was scored (null when nothing parsed)."""
 STRATA = ("domain", "family", "n_mutations", "variant_only")
 STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
                   "variant_only": "Variants only (n_mutations > 0)"}
@@ -100,6 +102,11 @@ def _structure_means() -> list[pl.Expr]:
             pl.when(reference > 0).then(pl.col("n_quantities_recovered").filter(valued).sum() / reference)
             .alias("quantities_recovered")]
 
+BUILTIN_SCORER_COLUMNS = {"structure": STRUCTURE_SCHEMA}
+"""The columns of the built-in submission scorers (``fastscore.scorers``), by scorer
+name: declared here, so reading and summarising tables loads no scorer (the
+structure scorer loads Numba)."""
+
 SCORE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8,
     "family": pl.Utf8, "domain": pl.Utf8, "n_mutations": pl.Int64,
@@ -111,8 +118,10 @@ SCORE_SCHEMA = {
     "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64, "n_probes_in_mechanism": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
     "parse_solve_seconds": pl.Float64, "n_branches": pl.Int64, "task_warnings": pl.Utf8, "submission_sha": pl.Utf8,
-    **STRUCTURE_SCHEMA,
+    **{name: dtype for columns in BUILTIN_SCORER_COLUMNS.values() for name, dtype in columns.items()},
 }
+"""The score columns: the scorer's own, then those of the submission scorers (the
+built-in ones, then those ``fastscore.scorers.register_scorer`` adds, in place)."""
 PROBE_SCHEMA = {
     "config": pl.Utf8, "run": pl.Int64, "task": pl.Utf8, "probe": pl.Utf8, "answer": pl.Utf8,
     "probe_equivalent": pl.Boolean, "probe_verdict": pl.Utf8, "probe_reason": pl.Utf8,

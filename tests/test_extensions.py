@@ -1,5 +1,5 @@
-"""The extension points: a new problem format and a new sweep format are each one
-registration, in the test that adds them."""
+"""The extension points: a new problem format, a new sweep format and a new
+submission scorer are each one registration, in the test that adds them."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,9 @@ from fastscore import problems as problem_registry
 from fastscore import sweep as sweep_registry
 from fastscore.problems import (Equation, Problem, ProblemFormat, Sampling, Variable, load_problems,
                                 register_problem_format)
+from fastscore import tables
 from fastscore.run import score_sweep
+from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer
 from fastscore.settings import Settings
 from fastscore.sweep import SweepReader, read_sweep, register_sweep_reader
 
@@ -68,3 +70,35 @@ def test_a_registered_sweep_reader_is_used_for_its_files(tmp_path, tsv_reader):
     score_sweep(problems, sweep, tmp_path / "out", executor="local", settings=SMALL)
     scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("status") != "missing")
     assert scores.select("task", "p_equivalent").rows() == [("circular-orbit-period", True)]
+
+
+def _count_equations(context: SubmissionContext) -> dict:
+    """A toy scorer: how many equations a solved mechanism has (null for a phenomenal law)."""
+    return {"n_mechanism_equations": len(context.equations) if context.kind == "mechanism" else None}
+
+
+@pytest.fixture
+def equation_counter():
+    register_scorer(SubmissionScorer("equation_count", {"n_mechanism_equations": pl.Int64}, _count_equations))
+    yield
+    unregister_scorer("equation_count")
+    assert "n_mechanism_equations" not in tables.SCORE_SCHEMA
+
+
+def test_a_registered_scorer_adds_its_column_to_the_score_rows(tmp_path, equation_counter):
+    with pytest.raises(ValueError, match="already a score column"):
+        register_scorer(SubmissionScorer("status_again", {"status": pl.Utf8}, _count_equations))
+    mechanism = "F_g = G*M*m/r**2; F_c = m*v**2/r; F_g = F_c; T = 2*pi*r/v"
+    rows = [{"config": "law", "run": 0, "task": "circular-orbit-period", "phenomenal": "T = 2*pi*sqrt(r**3/(G*M))"},
+            *({"config": "mech", "run": run, "task": "circular-orbit-period", "mechanism": mechanism}
+              for run in (0, 1))]  # the repeat is scored once (memoised with the law)
+    sweep = tmp_path / "s.jsonl"
+    sweep.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    problems = Path(__file__).resolve().parents[1] / "problems" / "example"
+    score_sweep(problems, sweep, tmp_path / "out", executor="local", settings=SMALL)
+    scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("status") != "missing")
+    assert scores.schema["n_mechanism_equations"] == pl.Int64
+    assert scores.select("config", "run", "kind", "p_equivalent", "n_mechanism_equations").rows() == [
+        ("law", 0, "phenomenal", True, None), ("mech", 0, "mechanism", True, 4), ("mech", 1, "mechanism", True, 4)]
+    summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
+    assert not any(name.startswith("n_mechanism_equations") for name in summary.columns)  # a score, not a cost
