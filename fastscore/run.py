@@ -46,7 +46,6 @@ from fastscore.runs import ExperimentNames
 from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
 
 PART_ROWS = 20_000
-RAY_THRESHOLD = 50_000
 _PACKAGES = ("fastscore", "numpy", "numba", "symengine", "sympy", "polars", "pyarrow", "ray", "mpmath", "scipy")
 
 
@@ -224,7 +223,7 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
 
 def _executor(name: str, by_task, settings, *, address, workers, sweep) -> Executor:
     if name == "auto":
-        name = "ray" if address or approximate_rows(sweep) >= RAY_THRESHOLD else "local"
+        name = "ray" if address or approximate_rows(sweep) >= settings.ray_threshold else "local"
     return make_executor(name, by_task, settings, address=address, workers=workers)
 
 

@@ -55,6 +55,10 @@ class Settings:
     row_timeout: float = _setting(60.0, 0.001, 1e6, _NUMBER,
                                   "seconds a lone submission may take before it is a timeout row (a batch gets "
                                   "more, by its size; such rows are scored again on resume)", changes_rows=False)
+    batch_rows: int = _setting(1000, 1, 10**7, int, "most submissions of one task an executor sends a worker at once",
+                               changes_rows=False)
+    ray_threshold: int = _setting(50_000, 0, 2**63 - 1, int,
+                                  "sweep rows (estimated) from which --executor auto scores on Ray", changes_rows=False)
     memo_size: int = _setting(200_000, 1, 10**9, int,
                               "scored submissions a worker remembers (identical submissions are scored once)",
                               changes_rows=False)

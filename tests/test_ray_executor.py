@@ -56,7 +56,7 @@ def test_killing_a_worker_mid_run_loses_no_row():
         expected = _verdicts(local.map(units))
     finally:
         local.close()
-    executor = RayExecutor(problems, DEFAULT_SETTINGS, workers=2, batch_rows=1)
+    executor = RayExecutor(problems, Settings(batch_rows=1), workers=2)
     try:
         results = executor.map(units)
         first = [next(results)]
@@ -98,7 +98,7 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
     rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
              "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 1.5, 1.0])]
-    executor = RayExecutor(problems, Settings(row_timeout=5.0), workers=1, batch_rows=3)
+    executor = RayExecutor(problems, Settings(row_timeout=5.0, batch_rows=3), workers=1)
     try:
         scores = {r["run"]: r for batch, _ in executor.map([("michaelis-menten-rate", rows)]) for r in batch}
     finally:

@@ -70,4 +70,4 @@ def test_a_law_over_max_text_nodes_is_judged_but_not_written_out(reference):
 def test_a_resume_ignores_only_the_settings_that_cannot_change_a_row():
     assert Settings(row_timeout=1.0, memo_size=5).row_dict() == DEFAULT_SETTINGS.row_dict()
     assert Settings(max_text_nodes=3).row_dict() != DEFAULT_SETTINGS.row_dict()
-    assert set(DEFAULT_SETTINGS.as_dict()) - set(DEFAULT_SETTINGS.row_dict()) == {"row_timeout", "memo_size"}
+    assert set(DEFAULT_SETTINGS.as_dict()) - set(DEFAULT_SETTINGS.row_dict()) == {"row_timeout", "batch_rows", "ray_threshold", "memo_size"}

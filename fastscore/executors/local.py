@@ -5,7 +5,7 @@ row's work is bounded by the process that does it: the child is killed when a ba
 runs past its time limit, or dies by itself (a crash, a memory limit), and a new one
 is forked.  As in the Ray executor:
 
-- units travel in batches of up to ``batch_rows`` submissions of one task;
+- units travel in batches of up to ``Settings.batch_rows`` submissions of one task;
 - the clock of a batch starts when the child starts it (the child says so), so time
   spent queued behind a slow batch never counts; the limit is ``Settings.row_timeout`` times
   ``max(2, rows / 50)``;
@@ -95,10 +95,9 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, batch_rows: int = 1000,
-                 memory_limit: int | None = None):
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, memory_limit: int | None = None):
         self._problems, self._settings = dict(problems), settings
-        self._batch_rows, self._row_timeout = batch_rows, settings.row_timeout
+        self._batch_rows, self._row_timeout = settings.batch_rows, settings.row_timeout
         self._memory_limit = _memory_limit() if memory_limit is None else memory_limit
         self._child = self._connection = None
         self._start()  # its warm-up overlaps the reading of the sweep's first rows

@@ -1,6 +1,6 @@
 """Ray executor: the same ``score_task`` on a pool of Ray actors.
 
-- Work travels in batches of up to ``batch_rows`` submissions of one task (never one
+- Work travels in batches of up to ``Settings.batch_rows`` submissions of one task (never one
   Ray task per submission); the problem set travels once through the object store.
 - Each task has a home worker (a stable hash), which takes its batches when it has
   room, so each worker's memo of scored texts sees the repeats of its tasks; an idle
@@ -78,7 +78,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
-                 workers: int | None = None, batch_rows: int = 1000):
+                 workers: int | None = None):
         self._started_ray = not ray.is_initialized()
         if self._started_ray and address not in (None, "auto", "local"):
             _check_reachable(address)
@@ -90,7 +90,7 @@ class RayExecutor:
         self._problems = dict(problems)
         self._store = ray.put(self._problems)
         self._settings = settings
-        self._batch_rows, self._row_timeout = batch_rows, settings.row_timeout
+        self._batch_rows, self._row_timeout = settings.batch_rows, settings.row_timeout
         self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
         self._actors = [self._new_actor() for _ in range(self._n)]
 
