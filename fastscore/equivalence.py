@@ -208,7 +208,7 @@ class _Recheck:
             valid += outcome[0]
             if outcome[1]:  # an overflow in float64: every undefined point is in doubt
                 unreliable = np.concatenate([unreliable, shuffled[self.settings.invalid_samples:]])
-                top = worst(self.candidate.values, self.reference.values, unreliable, _EARLY_CHECKS)
+                top = worst(self.candidate.values, self.reference.values, unreliable, k=_EARLY_CHECKS)
         if not unreliable.size:
             return valid
         outcome = self._check(top)  # a real difference usually shows here
@@ -240,7 +240,7 @@ class _Recheck:
                 np.isfinite(a[top]).all() and np.isfinite(b[top]).all()):
             return None  # no bounds, or the worst finite points were tried already
         finite = unreliable[np.isfinite(a[unreliable]) & np.isfinite(b[unreliable])]
-        return self._certified(worst(a, b, finite, _EARLY_CHECKS)) if finite.size else None
+        return self._certified(worst(a, b, finite, k=_EARLY_CHECKS)) if finite.size else None
 
     def _check(self, points: np.ndarray) -> Verdict | tuple[int, bool]:
         """(valid agreeing points, whether any point was defined) or ``different``."""

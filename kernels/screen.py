@@ -13,7 +13,7 @@ counts as infinitely far), where a real difference shows first, and the ``k`` tr
 points most *apart* (relative to the larger value; equal points never), where an exact
 equality is most likely to fail.  It stores no index lists: ``classify`` gives the
 unreliable and invalid points when they are needed (a pair whose worst point is a
-proven difference never needs them).  ``worst(a, b, points, k)`` picks the worst among
+proven difference never needs them).  ``worst(a, b, points, k=...)`` picks the worst among
 given points.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def classify(a: np.ndarray, b: np.ndarray, *, rtol: float) -> tuple[np.ndarray, 
     return _classify(*_rows(a, b), rtol)
 
 
-def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, k: int) -> np.ndarray:
+def worst(a: np.ndarray, b: np.ndarray, points: np.ndarray, *, k: int) -> np.ndarray:
     """The (at most) ``k`` points of ``points`` where ``a`` and ``b`` disagree most,
     largest disagreement first."""
     points = np.ascontiguousarray(points, dtype=np.int64)

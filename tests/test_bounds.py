@@ -110,8 +110,8 @@ def test_screen_sorts_points():
 def test_worst_puts_the_largest_disagreement_first():
     a = np.array([1.0, 2.0, 3.0, np.nan, 10.0])
     b = np.array([1.1, 2.0, 1.0, 1.0, 1.0])
-    assert worst(a, b, np.array([0, 1, 2, 3, 4]), 3).tolist() == [3, 4, 2]  # NaN on one side, then 9, then 2
-    assert worst(a, b, np.array([1, 2, 0]), 8).tolist() == [2, 0, 1]
+    assert worst(a, b, np.array([0, 1, 2, 3, 4]), k=3).tolist() == [3, 4, 2]  # NaN on one side, then 9, then 2
+    assert worst(a, b, np.array([1, 2, 0]), k=8).tolist() == [2, 0, 1]
 
 
 def test_certified_difference_needs_no_high_precision(monkeypatch):
