@@ -3,6 +3,12 @@
 Purely relative, so a quantity of 1e-10 is judged as strictly as one of 1e+10; ``rtol``
 comes from ``Settings.rtol`` wherever a verdict depends on it.  The screen kernel
 (``kernels/screen.py``) has its own Numba copy of the rule, tested equal to this one.
+
+Three checks use the same ``rtol`` on purpose with another scale, and say so where they
+stand: the certified disagreement of ``equivalence._separated`` (the rule widened by
+each side's error bound), the solver's ``_Solver.satisfies`` (equation sides on the
+scale of their largest term, so sides that cancel to zero are judged fairly), and the
+reference's test that a probe is constant (its spread against its largest value).
 """
 from __future__ import annotations
 
