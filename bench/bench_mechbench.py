@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
+from fastscore import caches  # noqa: E402
 from fastscore.answers import split_equations  # noqa: E402
 from fastscore.parse import parse_equation  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
@@ -59,15 +60,6 @@ class _Timeout(Exception):
 
 def _alarm(signum, frame):
     raise _Timeout
-
-
-def clear_caches() -> None:
-    """Empty fastscore's function caches (a pass starts as a fresh worker would)."""
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] == "fastscore":
-            for value in vars(module).values():
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
 
 
 def sympy_approach(problem, mechanism: str, reference_law, *, timeout: float) -> tuple[float, str]:
@@ -165,7 +157,7 @@ def main() -> int:
     n_rows = sum(len(rows) for rows in batches.values())
     passes, outputs = [], None
     for _ in range(PASSES):
-        clear_caches()
+        caches.clear()  # a pass starts as a fresh worker would
         cpu = time.process_time()
         outputs = [score_task(references[task], rows, settings=DEFAULT_SETTINGS) for task, rows in batches.items()]
         passes.append(time.process_time() - cpu)

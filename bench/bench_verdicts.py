@@ -44,6 +44,7 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
+from fastscore import caches  # noqa: E402
 from fastscore.answers import read_expression  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference  # noqa: E402
@@ -133,27 +134,12 @@ def _scale_number(text: str, match: re.Match, factor: float) -> str:
 # ---------------------------------------------------------------- fastscore
 
 
-def clear_caches() -> int:
-    """Empty every ``functools`` cache of fastscore (parsed numbers, folded constants,
-    proof rewrites, ...), so that a pass over the same submissions starts as a fresh
-    worker would and gains nothing from having seen them; returns how many were emptied."""
-    cleared = 0
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] != "fastscore":
-            continue
-        for value in vars(module).values():
-            if callable(getattr(value, "cache_clear", None)):
-                value.cache_clear()
-                cleared += 1
-    return cleared
-
-
 def run_fastscore(references, batches, *, profile: bool):
     """Score every batch with ``score_task``; returns (CPU seconds, wall seconds), rows
     and the profile text.  Caches start empty except for what scoring each problem's own
     law once (untimed) leaves in them: a worker in a sweep has seen its problems before,
     never these submissions."""
-    clear_caches()
+    caches.clear()
     for reference in references:
         score_task(reference, [{"config": "warm", "run": 0, "task": reference.problem.task_id,
                                 "phenomenal": reference.problem.law}])
@@ -419,8 +405,8 @@ def _report(args, *, n_unique, n_problems, seconds, all_seconds, checks, wall, r
         f"loading {n_problems} problems {load:.2f} s; building references (splits, domain points, "
         f"reference values, reference mechanisms) {build:.2f} s; a first `score_task` call on "
         f"one problem's submissions (Numba cache load of every kernel) {warm:.2f} s. Every pass "
-        "starts with fastscore's caches emptied (`clear_caches`) and each problem's own law scored once, "
-        "untimed: a worker that knows its problems but has never seen these submissions.",
+        "starts with fastscore's caches emptied (`fastscore.caches.clear()`) and each problem's own law "
+        "scored once, untimed: a worker that knows its problems but has never seen these submissions.",
         "",
         "Verdicts of the generated submissions (sanity check; 'intended' is how the submission was "
         "generated, not an independent truth):",

@@ -25,13 +25,13 @@ import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import symengine as se
 from symengine.lib.symengine_wrapper import sympy2symengine
 
 from fastscore.blocks import blocks, listed, match
+from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.compile import UnsupportedExpression, compile_tape
@@ -160,7 +160,7 @@ def _broadcast(points: Mapping[str, np.ndarray], names: Sequence[str]) -> dict[s
     return {n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}
 
 
-@lru_cache(maxsize=1 << 12)
+@memoized(1 << 12)
 def _compile(expr: se.Basic):
     """The tape of a closed form over its own names (memoised: a task's renamed or
     repeated mechanisms share their closed forms, which are in the knowns only)."""
