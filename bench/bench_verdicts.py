@@ -46,6 +46,7 @@ import symengine as se  # noqa: E402
 
 from fastscore import caches  # noqa: E402
 from fastscore.answers import read_expression  # noqa: E402
+from fastscore.collector import paused  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
@@ -138,11 +139,13 @@ def run_fastscore(references, batches, *, profile: bool):
     """Score every batch with ``score_task``; returns (CPU seconds, wall seconds), rows
     and the profile text.  Caches start empty except for what scoring each problem's own
     law once (untimed) leaves in them: a worker in a sweep has seen its problems before,
-    never these submissions."""
+    never these submissions.  The collector is paused for each batch, as the executors
+    pause it for each unit."""
     caches.clear()
     for reference in references:
-        score_task(reference, [{"config": "warm", "run": 0, "task": reference.problem.task_id,
-                                "phenomenal": reference.problem.law}])
+        with paused():
+            score_task(reference, [{"config": "warm", "run": 0, "task": reference.problem.task_id,
+                                    "phenomenal": reference.problem.law}])
     profiler = cProfile.Profile() if profile else None
     rows_out, seconds, wall = [], 0.0, 0.0
     for reference, batch in zip(references, batches):
@@ -150,10 +153,11 @@ def run_fastscore(references, batches, *, profile: bool):
                 for i, (text, _) in enumerate(batch)]
         if profiler:
             profiler.enable()
-        started, cpu = time.perf_counter(), time.process_time()
-        score_rows, _ = score_task(reference, rows, settings=DEFAULT_SETTINGS)
-        seconds += time.process_time() - cpu
-        wall += time.perf_counter() - started
+        with paused():
+            started, cpu = time.perf_counter(), time.process_time()
+            score_rows, _ = score_task(reference, rows, settings=DEFAULT_SETTINGS)
+            seconds += time.process_time() - cpu
+            wall += time.perf_counter() - started
         if profiler:
             profiler.disable()
         rows_out.append(score_rows)
@@ -297,15 +301,17 @@ def main(argv=None) -> int:
     problems = load_problems(PROBLEMS)
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    references = [build_reference(p, settings=DEFAULT_SETTINGS) for p in problems]
+    with paused():
+        references = [build_reference(p, settings=DEFAULT_SETTINGS) for p in problems]
     gc.freeze()  # long-lived references leave the collector's scans, as the executors do
     reference_seconds = time.perf_counter() - started
     batches = [submissions_for(r, limit=args.per_problem, rng=rng) for r in references]
     n_unique = sum(len(b) for b in batches)
 
     started = time.perf_counter()  # Numba cache load and first-call costs (every kernel), excluded
-    score_task(references[0], [{"config": "warm", "run": 0, "task": references[0].problem.task_id,
-                                "phenomenal": text} for text, _ in batches[0]])
+    with paused():
+        score_task(references[0], [{"config": "warm", "run": 0, "task": references[0].problem.task_id,
+                                    "phenomenal": text} for text, _ in batches[0]])
     warm_seconds = time.perf_counter() - started
 
     _log(f"setup: load {load_seconds:.2f} s, references {reference_seconds:.2f} s, warm {warm_seconds:.2f} s, "

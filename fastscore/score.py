@@ -22,7 +22,6 @@ import symengine as se
 from fastscore.agreement import agree
 from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.canonical import count_nodes
-from fastscore.collector import paused
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
@@ -83,14 +82,9 @@ class ScoreMemo:
 def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Settings = DEFAULT_SETTINGS,
                memo: ScoreMemo | None = None) -> tuple[list[dict], list[dict]]:
     """Score submissions to one problem: returns (score rows, probe rows).  ``memo``
-    carries results across calls (identical submissions are scored once).  The garbage
-    collector is paused meanwhile (``fastscore.collector``)."""
-    with paused():
-        return _score_task(reference, rows, settings, ScoreMemo() if memo is None else memo)
-
-
-def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Settings,
-                memo: ScoreMemo) -> tuple[list[dict], list[dict]]:
+    carries results across calls (identical submissions are scored once).  The caller
+    decides about the garbage collector (the executors pause it, ``fastscore.collector``)."""
+    memo = ScoreMemo() if memo is None else memo
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
     for row in rows:

@@ -35,7 +35,6 @@ from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.compile import UnsupportedExpression, compile_tape
-from fastscore.collector import paused
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
@@ -487,17 +486,13 @@ def solve_mechanism(
     ``points``: sample values of every known over the valid domain, used for branch
     choice, consistency and residual checks and numeric blocks.  Raises
     ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
-    systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  Neither
-    Numba's first compilation nor a garbage-collector pause (which grows with the
-    caller's heap) is charged to the budget.
+    systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  Numba's first
+    compilation is not charged to the budget; a garbage-collector pause (which grows
+    with the caller's heap) is, unless the caller has paused the collector, as the
+    executors and the bulk commands do (``fastscore.collector``).
     """
     warm_up()
-    with paused():
-        return _solve_mechanism(equations, set(knowns), target, points, budget)
-
-
-def _solve_mechanism(equations, known: set[str], target: str, points, budget: float) -> Solution:
-    """``solve_mechanism`` without its set-up (see there)."""
+    known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
     for lhs, rhs in equations:
