@@ -240,7 +240,7 @@ def _sympy_pair(reference, text: str):
 
 def _split_inputs(reference, split: str) -> list[np.ndarray]:
     """Rows of ``domain.names`` for a split (its inputs, then the constants)."""
-    points = reference.domain.points[:, reference.columns(split)]
+    points = reference.domain.points[:, reference.segment_slice(split)]
     return [np.ascontiguousarray(row) for row in points]
 
 
@@ -266,7 +266,7 @@ def baseline_sympy(reference, text: str) -> tuple[float, bool | None]:
         signal.alarm(0)
     function = sympy.lambdify(symbols, cand, "numpy")
     for split in SPLITS:
-        _max_rel_err(function(*_split_inputs(reference, split)), reference.observed(split))
+        _max_rel_err(function(*_split_inputs(reference, split)), reference.target_values(split))
     return time.process_time() - started, equal
 
 
@@ -279,7 +279,7 @@ def baseline_numba(reference, text: str) -> float:
     symbols, cand, _ = _sympy_pair(reference, text)
     function = numba.njit(sympy.lambdify(symbols, cand, "numpy"))
     for split in SPLITS:
-        _max_rel_err(function(*_split_inputs(reference, split)), reference.observed(split))
+        _max_rel_err(function(*_split_inputs(reference, split)), reference.target_values(split))
     return time.process_time() - started
 
 

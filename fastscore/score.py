@@ -346,7 +346,7 @@ def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -
     if not out:
         return out
     for prefix, split in SCORED_SPLITS.items():
-        result = split_metrics(matrix[:, reference.columns(split)], reference.observed(split))
+        result = split_metrics(matrix[:, reference.segment_slice(split)], reference.target_values(split))
         columns = {f"{prefix}_{name}": result[name].tolist() for name in METRICS}
         columns[f"{prefix}_acc"] = accuracy(result["max_rel_err"], tol=settings.acc_tol).tolist()
         for row, fields in enumerate(out):
