@@ -39,7 +39,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
+from fastscore import caches  # noqa: E402
 from fastscore.answers import split_equations  # noqa: E402
+from fastscore.collector import paused  # noqa: E402
 from fastscore.parse import parse_equation  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference, solve_reference_mechanism  # noqa: E402
@@ -59,15 +61,6 @@ class _Timeout(Exception):
 
 def _alarm(signum, frame):
     raise _Timeout
-
-
-def clear_caches() -> None:
-    """Empty fastscore's function caches (a pass starts as a fresh worker would)."""
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] == "fastscore":
-            for value in vars(module).values():
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
 
 
 def sympy_approach(problem, mechanism: str, reference_law, *, timeout: float) -> tuple[float, str]:
@@ -135,7 +128,8 @@ def main() -> int:
     problems = [p for folder in folders for p in load_problems(folder) if p.format == "mechbench"]
     warm_up()
     started = time.perf_counter()
-    references = {p.task_id: build_reference(p) for p in problems}
+    with paused():  # as the executors do (fastscore.collector)
+        references = {p.task_id: build_reference(p) for p in problems}
     setup = time.perf_counter() - started
 
     # (1) reference mechanisms solved
@@ -145,9 +139,10 @@ def main() -> int:
         points = {n: reference.domain.points[i] for i, n in enumerate(reference.domain.names)}
         samples = []
         for _ in range(5):
-            t = time.perf_counter()
-            solve_reference_mechanism(problem, points, constants=reference.constants, budget=60.0)
-            samples.append(time.perf_counter() - t)
+            with paused():
+                t = time.perf_counter()
+                solve_reference_mechanism(problem, points, constants=reference.constants, budget=60.0)
+                samples.append(time.perf_counter() - t)
         solve_ms[problem.task_id] = 1000 * statistics.median(samples)
 
     # (2) planted submissions, end to end
@@ -165,9 +160,12 @@ def main() -> int:
     n_rows = sum(len(rows) for rows in batches.values())
     passes, outputs = [], None
     for _ in range(PASSES):
-        clear_caches()
+        caches.clear()  # a pass starts as a fresh worker would
         cpu = time.process_time()
-        outputs = [score_task(references[task], rows, settings=DEFAULT_SETTINGS) for task, rows in batches.items()]
+        outputs = []
+        for task, rows in batches.items():
+            with paused():
+                outputs.append(score_task(references[task], rows, settings=DEFAULT_SETTINGS))
         passes.append(time.process_time() - cpu)
     cpu = statistics.median(passes)
     wrong = []

@@ -44,7 +44,9 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
+from fastscore import caches  # noqa: E402
 from fastscore.answers import read_expression  # noqa: E402
+from fastscore.collector import paused  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
 from fastscore.reference import build_reference  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
@@ -133,30 +135,17 @@ def _scale_number(text: str, match: re.Match, factor: float) -> str:
 # ---------------------------------------------------------------- fastscore
 
 
-def clear_caches() -> int:
-    """Empty every ``functools`` cache of fastscore (parsed numbers, folded constants,
-    proof rewrites, ...), so that a pass over the same submissions starts as a fresh
-    worker would and gains nothing from having seen them; returns how many were emptied."""
-    cleared = 0
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] != "fastscore":
-            continue
-        for value in vars(module).values():
-            if callable(getattr(value, "cache_clear", None)):
-                value.cache_clear()
-                cleared += 1
-    return cleared
-
-
 def run_fastscore(references, batches, *, profile: bool):
     """Score every batch with ``score_task``; returns (CPU seconds, wall seconds), rows
     and the profile text.  Caches start empty except for what scoring each problem's own
     law once (untimed) leaves in them: a worker in a sweep has seen its problems before,
-    never these submissions."""
-    clear_caches()
+    never these submissions.  The collector is paused for each batch, as the executors
+    pause it for each unit."""
+    caches.clear()
     for reference in references:
-        score_task(reference, [{"config": "warm", "run": 0, "task": reference.problem.task_id,
-                                "phenomenal": reference.problem.law}])
+        with paused():
+            score_task(reference, [{"config": "warm", "run": 0, "task": reference.problem.task_id,
+                                    "phenomenal": reference.problem.law}])
     profiler = cProfile.Profile() if profile else None
     rows_out, seconds, wall = [], 0.0, 0.0
     for reference, batch in zip(references, batches):
@@ -164,10 +153,11 @@ def run_fastscore(references, batches, *, profile: bool):
                 for i, (text, _) in enumerate(batch)]
         if profiler:
             profiler.enable()
-        started, cpu = time.perf_counter(), time.process_time()
-        score_rows, _ = score_task(reference, rows, settings=DEFAULT_SETTINGS)
-        seconds += time.process_time() - cpu
-        wall += time.perf_counter() - started
+        with paused():
+            started, cpu = time.perf_counter(), time.process_time()
+            score_rows, _ = score_task(reference, rows, settings=DEFAULT_SETTINGS)
+            seconds += time.process_time() - cpu
+            wall += time.perf_counter() - started
         if profiler:
             profiler.disable()
         rows_out.append(score_rows)
@@ -250,7 +240,7 @@ def _sympy_pair(reference, text: str):
 
 def _split_inputs(reference, split: str) -> list[np.ndarray]:
     """Rows of ``domain.names`` for a split (its inputs, then the constants)."""
-    points = reference.domain.points[:, reference.columns(split)]
+    points = reference.domain.points[:, reference.segment_slice(split)]
     return [np.ascontiguousarray(row) for row in points]
 
 
@@ -276,7 +266,7 @@ def baseline_sympy(reference, text: str) -> tuple[float, bool | None]:
         signal.alarm(0)
     function = sympy.lambdify(symbols, cand, "numpy")
     for split in SPLITS:
-        _max_rel_err(function(*_split_inputs(reference, split)), reference.observed(split))
+        _max_rel_err(function(*_split_inputs(reference, split)), reference.target_values(split))
     return time.process_time() - started, equal
 
 
@@ -289,7 +279,7 @@ def baseline_numba(reference, text: str) -> float:
     symbols, cand, _ = _sympy_pair(reference, text)
     function = numba.njit(sympy.lambdify(symbols, cand, "numpy"))
     for split in SPLITS:
-        _max_rel_err(function(*_split_inputs(reference, split)), reference.observed(split))
+        _max_rel_err(function(*_split_inputs(reference, split)), reference.target_values(split))
     return time.process_time() - started
 
 
@@ -311,15 +301,17 @@ def main(argv=None) -> int:
     problems = load_problems(PROBLEMS)
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    references = [build_reference(p, settings=DEFAULT_SETTINGS) for p in problems]
+    with paused():
+        references = [build_reference(p, settings=DEFAULT_SETTINGS) for p in problems]
     gc.freeze()  # long-lived references leave the collector's scans, as the executors do
     reference_seconds = time.perf_counter() - started
     batches = [submissions_for(r, limit=args.per_problem, rng=rng) for r in references]
     n_unique = sum(len(b) for b in batches)
 
     started = time.perf_counter()  # Numba cache load and first-call costs (every kernel), excluded
-    score_task(references[0], [{"config": "warm", "run": 0, "task": references[0].problem.task_id,
-                                "phenomenal": text} for text, _ in batches[0]])
+    with paused():
+        score_task(references[0], [{"config": "warm", "run": 0, "task": references[0].problem.task_id,
+                                    "phenomenal": text} for text, _ in batches[0]])
     warm_seconds = time.perf_counter() - started
 
     _log(f"setup: load {load_seconds:.2f} s, references {reference_seconds:.2f} s, warm {warm_seconds:.2f} s, "
@@ -419,8 +411,8 @@ def _report(args, *, n_unique, n_problems, seconds, all_seconds, checks, wall, r
         f"loading {n_problems} problems {load:.2f} s; building references (splits, domain points, "
         f"reference values, reference mechanisms) {build:.2f} s; a first `score_task` call on "
         f"one problem's submissions (Numba cache load of every kernel) {warm:.2f} s. Every pass "
-        "starts with fastscore's caches emptied (`clear_caches`) and each problem's own law scored once, "
-        "untimed: a worker that knows its problems but has never seen these submissions.",
+        "starts with fastscore's caches emptied (`fastscore.caches.clear()`) and each problem's own law "
+        "scored once, untimed: a worker that knows its problems but has never seen these submissions.",
         "",
         "Verdicts of the generated submissions (sanity check; 'intended' is how the submission was "
         "generated, not an independent truth):",

@@ -32,10 +32,11 @@ cos(u)**2`` with ``u = (r+M+m+G+1)**16`` (4,845 terms) would cost seconds a pair
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from math import comb
 
 import symengine as se
+
+from fastscore.caches import memoized
 
 MAX_EXPANDED_TERMS = 20_000
 MAX_ARGUMENT_TERMS = 500
@@ -90,7 +91,7 @@ def _same_without_splits(a1: se.Basic, b1: se.Basic, positive: frozenset[str]) -
     return rewrite_positive(a1, positive, split_products=False) == rewrite_positive(b1, positive, split_products=False)
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def expand_arguments(expr: se.Basic) -> se.Basic:
     """Expand the arguments of every function and every non-integer exponent
     (``exp(-(a+b)/c)`` → ``exp(-a/c - b/c)``), bottom-up; valid unconditionally."""
@@ -200,7 +201,7 @@ def _product_size(denominator: dict, cap: int) -> int:
     return size
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def _fraction_terms(expr: se.Basic) -> tuple[int, tuple]:
     """(numerator term estimate, denominator as ((base, power), ...)), capped, memoised."""
     cap = MAX_FRACTION_TERMS + 1
@@ -249,7 +250,7 @@ def expansion_size(expr: se.Basic) -> int:
     return _compound_size(expr) if type(expr) in _COMPOUND else 1
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def _compound_size(expr: se.Basic) -> int:
     """``expansion_size`` of an Add, Mul or Pow, memoised: the reference's subtrees
     recur in every pair it is compared with."""
@@ -326,7 +327,7 @@ def rewrite_positive(expr: se.Basic, positive: frozenset[str], *, split_products
     return _rewrite_positive(expr, positive, split_products)
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def _rewrite_positive(expr: se.Basic, positive: frozenset[str], split_products: bool) -> se.Basic:
     old = expr.args
     if not old:

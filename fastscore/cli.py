@@ -212,13 +212,15 @@ def _graph(args) -> int:
 def _feedback(args) -> int:
     import json
 
+    from fastscore.collector import paused
     from fastscore.feedback import feedback
     from fastscore.protocol import EXTRAS
     from fastscore.public import load_task
     task = load_task(args.task)
     submission = args.submission.read_bytes()
     try:
-        answer = feedback(task, submission, budget=args.budget)
+        with paused():  # as in the service's workers (fastscore.workers)
+            answer = feedback(task, submission, budget=args.budget)
     except Exception as error:  # noqa: BLE001 - as in the service: a bad submission is an answer
         answer = {"ok": False, "error": f"internal error: {error}".splitlines()[0], "error_type": type(error).__name__}
     if args.json:

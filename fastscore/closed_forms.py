@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
 import symengine as se
 
+from fastscore.caches import memoized
 from fastscore.canonical import guarded_expand
 
 __all__ = ["add_args", "closed_forms", "even_root_of", "expand", "has", "names_of"]
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def names_of(expr: se.Basic) -> frozenset[str]:
     """Names of the free symbols of ``expr`` (cached)."""
     return frozenset(s.name for s in expr.free_symbols)

@@ -6,7 +6,10 @@ so often the whole heap, which in a worker holding many references and a large m
 is mostly wasted work (and, inside a timed solve, a pause charged to its budget).
 ``paused()`` switches the collector off for a block and restores its previous state;
 the few cycles a block creates are collected afterwards (measured:
-``bench/results/notes.md``).
+``bench/results/notes.md``).  The executors pause it around each unit of work
+(``fastscore.executors.base.score_units``, the feedback service's workers), as do the
+bulk commands (validate, data, the library build); the scorer and the solver
+themselves leave the collector alone.
 """
 from __future__ import annotations
 

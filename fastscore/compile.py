@@ -28,11 +28,11 @@ it does not invalidate Numba's cache of them.  It:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import symengine as se
 
+from fastscore.caches import memoized
 from fastscore.instructions import DEPTH, Code, binary, chain, push_const
 from fastscore.kernels import opcodes as op
 from fastscore.kernels.tape import Tape
@@ -115,7 +115,7 @@ def _variable_index(variables: Sequence[str]) -> tuple[dict[str, int], tuple[str
     return index, tuple(index)
 
 
-@lru_cache(maxsize=256)
+@memoized(256)
 def _names_index(variables: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
     """``_variable_index`` of a tuple (not read back unless its names are strings)."""
     return _variable_index(list(variables))
@@ -131,7 +131,7 @@ def _constant_value(expr: se.Basic) -> float:
     return _evaluated(expr, str(expr))
 
 
-@lru_cache(maxsize=8192)
+@memoized(8192)
 def _evaluated(expr: se.Basic, text: str) -> float:
     """``_constant_value`` of a non-rational constant (cached: ``pi``, ``sqrt(2)`` or
     ``(1/4)*4**(3/4)`` recur).  ``text`` is ``str(expr)``: it keeps apart expressions
@@ -149,7 +149,7 @@ def _evaluated(expr: se.Basic, text: str) -> float:
     return value.real if value.imag == 0.0 else float("nan")
 
 
-@lru_cache(maxsize=8192)
+@memoized(8192)
 def _rational_value(number: se.Basic) -> float:
     """Float64 value of an exact Integer or Rational (cached: exact numbers recur)."""
     return _ratio(*number.get_num_den())
@@ -162,7 +162,7 @@ def _rational_parts(number: se.Basic) -> tuple[float, float]:
     return _fraction_parts(number)
 
 
-@lru_cache(maxsize=8192)
+@memoized(8192)
 def _fraction_parts(number: se.Basic) -> tuple[float, float]:
     """``_rational_parts`` of a Rational (cached: coefficients recur)."""
     num, den = number.get_num_den()

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from .collector import paused
 from .problems import Problem, Sampling, load_problems
 from .settings import DEFAULT_SETTINGS, Settings
 
@@ -271,10 +272,13 @@ def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save
 # --- every problem of a set ---------------------------------------------------------------
 
 def _splits_of(problems: str | Path | Iterable[Problem], settings: Settings) -> Iterator[tuple[Problem, Splits]]:
-    """Each problem (of a directory, or given) with the splits scoring draws for it."""
+    """Each problem (of a directory, or given) with the splits scoring draws for it
+    (each reference built with the garbage collector paused, ``fastscore.collector``)."""
     from .reference import build_reference  # the reference side is built on this module
     for problem in load_problems(problems) if isinstance(problems, (str, Path)) else list(problems):
-        yield problem, build_reference(problem, settings=settings).splits
+        with paused():
+            splits = build_reference(problem, settings=settings).splits
+        yield problem, splits
 
 
 def write_splits(problems: str | Path | Iterable[Problem], out: str | Path, *, settings: Settings) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from fastscore.collector import paused
 from fastscore.data import sample_inputs
 from fastscore.families import (N_MUTATIONS, Family, FamilyError, Mechanism, apply_mutation, load_families,
                                 original_mechanism)
@@ -193,8 +194,11 @@ def library_files(directory: str | Path) -> dict[str, str]:
     """Every generated file of the library in ``directory``: relative path -> text.
 
     ``<family>/<instance>.yaml`` for the 32 instances of each family and
-    ``core-set.txt`` (one task id a line)."""
+    ``core-set.txt`` (one task id a line).  The instances are solved with the garbage
+    collector paused (``fastscore.collector``)."""
     families = load_families(directory)
-    files = {f"{problem.task_id}.yaml": instance_yaml(problem) for family in families for problem in instances(family)}
+    with paused():
+        files = {f"{problem.task_id}.yaml": instance_yaml(problem) for family in families
+                 for problem in instances(family)}
     files[CORE_SET_FILE] = "".join(f"{task_id}\n" for task_id in core_set(families))
     return files

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
 import symengine as se
+
+from fastscore.caches import memoized
 
 MAX_SIGNIFICANT_DIGITS = 60  # per numeric literal
 MAX_DECIMAL_EXPONENT = 400  # |decimal exponent| of a numeric literal
@@ -21,7 +22,7 @@ MAX_RESULT_DIGITS = 4000  # decimal digits of a number raised to a number
 FLOAT_DIGITS = 308  # an exact number of at most this many digits is finite in float64
 
 
-@lru_cache(maxsize=4096)
+@memoized(4096)
 def literal(text: str) -> tuple[se.Basic, bool, int, int]:
     """The parsed value ``(number, const, bound, digits)`` of a numeric literal (see
     ``fastscore.parse``): its exact Integer or Rational, and a bound on its digits.
@@ -60,7 +61,7 @@ def _float_range(p: int, q: int = 1) -> bool:
     return True
 
 
-@lru_cache(maxsize=1024)
+@memoized(1024)
 def fraction(number: se.Basic) -> tuple[int, int]:
     """Numerator and denominator of an exact Integer/Rational (cached: exponents recur)."""
     if isinstance(number, se.Integer):
@@ -118,7 +119,7 @@ def max_digits(expr: se.Basic) -> float:
     return largest
 
 
-@lru_cache(maxsize=4096)
+@memoized(4096)
 def finite_real(expr: se.Basic) -> bool:
     """Whether a constant expression evaluates to a finite real float64 (cached: the
     same constants, ``2*pi``, recur).
@@ -134,7 +135,7 @@ def finite_real(expr: se.Basic) -> bool:
         return False
 
 
-@lru_cache(maxsize=4096)
+@memoized(4096)
 def log_magnitude(expr: se.Basic) -> float:
     """``|log10 |value||`` of a finite, real, non-rational constant (inf for 0.0)."""
     value = abs(float(expr.n(53, real=True)))

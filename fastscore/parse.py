@@ -45,10 +45,10 @@ submissions have (half of the products have two factors).
 from __future__ import annotations
 
 from collections.abc import Collection
-from functools import lru_cache
 
 import symengine as se
 
+from fastscore.caches import memoized
 from fastscore.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
                                 log_magnitude, max_digits, power_digits)
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=65536)
+@memoized(65536)
 def symbol(name: str) -> se.Symbol:
     """The one way a name becomes a symbol (``se.Symbol(name)``, cached)."""
     return se.Symbol(name)
@@ -98,7 +98,7 @@ def _declared_values(names: Collection[str]) -> dict[str, tuple[se.Symbol, bool,
     return {name: (symbol(name), False, 1, 0) for name in names if isinstance(name, str) and is_name(name)}
 
 
-_cached_declared_values = lru_cache(maxsize=1024)(_declared_values)
+_cached_declared_values = memoized(1024)(_declared_values)
 
 GROUP_MEMO_SIZE = 1024
 """Parenthesised sums remembered per set of names and limits (see ``_group_memo``)."""
@@ -106,7 +106,7 @@ GROUP_MAX_TOKENS = 64
 """Longer parenthesised sums are not remembered (nor looked up)."""
 
 
-@lru_cache(maxsize=64)
+@memoized(64)
 def _group_memo(names: Collection[str], allow_new: bool, limits: Limits) -> dict[tuple[str, ...], tuple]:
     """Parsed parenthesised sums by their tokens, for one set of declared names and
     limits: submissions to one problem share most of their parenthesised parts (half

@@ -19,11 +19,11 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from decimal import Decimal
-from functools import lru_cache
 
 import mpmath
 import symengine as se
 
+from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 
 MAX_TREE_NODES = 20_000
@@ -94,7 +94,7 @@ class Precise:
             return float(value)
 
 
-@lru_cache(maxsize=1 << 14)
+@memoized(1 << 14)
 def _exact(value: float, bits: int) -> se.RealMPFR:
     """The float64 ``value`` exactly, as an MPFR number of ``bits`` bits (cached: the
     same domain points are re-checked for many submissions)."""

@@ -45,12 +45,12 @@ class Reference:
     warnings: tuple[tuple[str, str], ...] = ()
     """(check, message) pairs: probes the law or the task's context may give away."""
 
-    def observed(self, split: str) -> np.ndarray:
+    def target_values(self, split: str) -> np.ndarray:
         """The target values of a split."""
         return getattr(self.splits, split)[0]
 
-    def columns(self, segment: str) -> slice:
-        """Columns of ``domain.points`` that hold a segment's points."""
+    def segment_slice(self, segment: str) -> slice:
+        """The slice of ``domain.points``' columns that holds a segment's points."""
         return self.segments[segment]
 
 

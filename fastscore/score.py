@@ -24,7 +24,6 @@ import symengine as se
 from fastscore.agreement import agree
 from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.canonical import count_nodes
-from fastscore.collector import paused
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
@@ -87,14 +86,9 @@ class ScoreMemo:
 def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Settings = DEFAULT_SETTINGS,
                memo: ScoreMemo | None = None) -> tuple[list[dict], list[dict]]:
     """Score submissions to one problem: returns (score rows, probe rows).  ``memo``
-    carries results across calls (identical submissions are scored once).  The garbage
-    collector is paused meanwhile (``fastscore.collector``)."""
-    with paused():
-        return _score_task(reference, rows, settings, ScoreMemo(settings.memo_size) if memo is None else memo)
-
-
-def _score_task(reference: Reference, rows: Sequence[Mapping], settings: Settings,
-                memo: ScoreMemo) -> tuple[list[dict], list[dict]]:
+    carries results across calls (identical submissions are scored once).  The caller
+    decides about the garbage collector (the executors pause it, ``fastscore.collector``)."""
+    memo = ScoreMemo(settings.memo_size) if memo is None else memo
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
     for row in rows:
@@ -363,7 +357,7 @@ def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -
     if not out:
         return out
     for prefix, split in SCORED_SPLITS.items():
-        result = split_metrics(matrix[:, reference.columns(split)], reference.observed(split))
+        result = split_metrics(matrix[:, reference.segment_slice(split)], reference.target_values(split))
         columns = {f"{prefix}_{name}": result[name].tolist() for name in METRICS}
         columns[f"{prefix}_acc"] = accuracy(result["max_rel_err"], tol=settings.acc_tol).tolist()
         for row, fields in enumerate(out):

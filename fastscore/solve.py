@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import symengine as se
@@ -33,10 +32,10 @@ from symengine.lib.symengine_wrapper import sympy2symengine
 
 from fastscore.agreement import agree
 from fastscore.blocks import blocks, listed, match
+from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.compile import UnsupportedExpression, compile_tape
-from fastscore.collector import paused
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
@@ -159,7 +158,7 @@ def _broadcast(points: Mapping[str, np.ndarray], names: Sequence[str]) -> dict[s
     return {n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}
 
 
-@lru_cache(maxsize=1 << 12)
+@memoized(1 << 12)
 def _compile(expr: se.Basic):
     """The tape of a closed form over its own names (memoised: a task's renamed or
     repeated mechanisms share their closed forms, which are in the knowns only)."""
@@ -485,17 +484,13 @@ def solve_mechanism(
     choice, consistency and residual checks and numeric blocks.  Raises
     ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
     systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  ``rtol``
-    (``Settings.rtol``) is the agreement of equation sides and of branches.  Neither
-    Numba's first compilation nor a garbage-collector pause (which grows with the
-    caller's heap) is charged to the budget.
+    (``Settings.rtol``) is the agreement of equation sides and of branches.  Numba's
+    first compilation is not charged to the budget; a garbage-collector pause (which
+    grows with the caller's heap) is, unless the caller has paused the collector, as
+    the executors and the bulk commands do (``fastscore.collector``).
     """
     warm_up()
-    with paused():
-        return _solve_mechanism(equations, set(knowns), target, points, budget, rtol)
-
-
-def _solve_mechanism(equations, known: set[str], target: str, points, budget: float, rtol: float) -> Solution:
-    """``solve_mechanism`` without its set-up (see there)."""
+    known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
     for lhs, rhs in equations:

@@ -57,12 +57,12 @@ import zlib
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import symengine as se
 from scipy.optimize import linear_sum_assignment
 
+from fastscore.caches import memoized
 from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.blocks import blocks as _blocks, match as _match
 
@@ -111,7 +111,7 @@ class MechanismGraph:
         return tuple(n for n in self.nodes if self.roles[n] == INTERNAL)
 
 
-@lru_cache(maxsize=1 << 16)
+@memoized(1 << 16)
 def _names(expr: se.Basic) -> frozenset[str]:
     return frozenset(s.name for s in expr.free_symbols)
 
@@ -377,7 +377,7 @@ _EQUALS = zlib.crc32(b"=")
 _COMMUTATIVE = ("Add", "Mul")
 
 
-@lru_cache(maxsize=1 << 12)
+@memoized(1 << 12)
 def _op(name: str) -> int:
     return zlib.crc32(name.encode())
 

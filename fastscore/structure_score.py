@@ -115,7 +115,7 @@ def points_of(reference: Reference) -> dict[str, np.ndarray]:
 
 
 def _screen_columns(reference: Reference) -> slice:
-    domain = reference.columns("domain")
+    domain = reference.segment_slice("domain")
     return slice(domain.start, min(domain.stop, domain.start + _SCREEN_POINTS))
 
 

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from fastscore.collector import paused
 from fastscore.equivalence import Quantity, judge
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
@@ -38,9 +39,12 @@ class Finding:
 
 
 def validate_problems(problems: Iterable[Problem], *, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:
-    """Findings for every check of every problem, problem by problem."""
+    """Findings for every check of every problem, problem by problem (the garbage
+    collector paused for each, ``fastscore.collector``)."""
     for problem in problems:
-        yield from validate_problem(problem, settings=settings)
+        with paused():
+            findings = validate_problem(problem, settings=settings)
+        yield from findings
 
 
 def validate_problem(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS) -> list[Finding]:

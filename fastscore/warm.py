@@ -13,7 +13,7 @@ from fastscore.kernels import evaluate, pack, split_metrics
 from fastscore.kernels.roots import Block, solve_block
 
 
-@cache
+@cache  # once per process: not a memo of fastscore.caches, which clear() would empty and re-warm
 def warm_up() -> None:
     """Run each kernel once on a tiny input."""
     x, u, w = se.Symbol("x"), se.Symbol("u"), se.Symbol("w")

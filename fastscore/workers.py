@@ -52,8 +52,10 @@ def start_fork_server() -> None:
 
 def _work(conn: Connection) -> None:
     """A worker's life: warm up (at once when forked from the warm fork server), then
-    answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes."""
+    answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes,
+    each with the garbage collector paused (``fastscore.collector``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    from fastscore.collector import paused
     from fastscore.feedback import feedback
     from fastscore.warm import warm_up
 
@@ -73,7 +75,8 @@ def _work(conn: Connection) -> None:
                 conn.send(_NEED)
                 continue
         try:
-            answer = feedback(task, submission, budget=budget)
+            with paused():
+                answer = feedback(task, submission, budget=budget)
         except Exception as error:  # noqa: BLE001 - a bad submission must never end the worker
             answer = {"ok": False, "error": f"internal error: {error}".splitlines()[0],
                       "error_type": type(error).__name__}

@@ -87,6 +87,7 @@ import pyarrow.parquet as pq
 import symengine as se
 
 from fastscore.answers import split_equations
+from fastscore.collector import paused
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem, load_problems
 from fastscore.solve import SolveError, solve_mechanism
@@ -411,8 +412,9 @@ class DifferenceCheck:
         self._values(problem, split_law(problem.law)[1])  # draws the points
         columns = self._points[problem.task_id]
         points = {v.name: columns[:, i] for i, v in enumerate(problem.observed)}
-        solution = solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name, points=points,
-                                   budget=10.0)
+        with paused():  # as the executors do (fastscore.collector)
+            solution = solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
+                                       points=points, budget=10.0)
         return np.asarray(solution.values([problem.target.name], points)[problem.target.name], dtype=float)
 
     def _reference_values(self, problem: Problem, rhs: str):

@@ -2,6 +2,7 @@
 a new executor is one registration."""
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import get_args
@@ -10,10 +11,13 @@ import polars as pl
 import pytest
 
 from fastscore import executors
+from fastscore.collector import paused
 from fastscore.executors import ExecutorName, register_executor
 from fastscore.executors.base import ReferenceCache, score_units
+from fastscore.problems import load_problems
 from fastscore.run import score_sweep
 from fastscore.score import score_task
+from fastscore.settings import DEFAULT_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems" / "example"
@@ -63,3 +67,25 @@ def test_an_unknown_executor_is_one_error_listing_the_names(tmp_path, in_process
         score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="dask", progress=False)
     with pytest.raises(ValueError, match="'local' is taken"):
         register_executor("local", lambda *args, **kwargs: None)
+
+
+def test_the_collector_is_paused_while_scoring_a_unit_and_restored_after():
+    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+    task = next(iter(problems))
+    states = []
+
+    def score(reference, rows, **options):
+        states.append(gc.isenabled())
+        return score_task(reference, rows, **options)
+
+    row = {"config": "c", "run": 0, "task": task, "phenomenal": problems[task].law}
+    assert gc.isenabled()
+    list(score_units([(task, [row])], ReferenceCache(problems, DEFAULT_SETTINGS), DEFAULT_SETTINGS, score))
+    assert states == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a collector off before stays off
+    finally:
+        gc.enable()

@@ -178,7 +178,7 @@ def test_task_folders_round_trip_and_their_splits_are_used_as_given(tmp_path):
     ood = np.load(tasks / problem.task_id / "answer" / "ood_test.npy")
     reference = build_reference(loaded, settings=Settings(n_points=64, data_seed=999))
     np.testing.assert_array_equal(reference.splits.ood_test, ood)
-    np.testing.assert_array_equal(reference.observed("ood_test"), ood[0])
+    np.testing.assert_array_equal(reference.target_values("ood_test"), ood[0])
     # public only: the answer files go away without --save-answer
     write_task_folder(problem, splits, tasks / problem.task_id)
     assert not (tasks / problem.task_id / "answer" / "answer.json").exists()

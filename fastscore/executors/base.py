@@ -5,7 +5,8 @@ yields the ``Result`` of the ``WorkUnit``s as they complete (in any grouping, ev
 row once; a row it cannot score is a failed row with its status), and ``close()``,
 which stops its workers.  A work unit is a task id with sweep rows of that task; a
 result is (score rows, probe rows).  A worker keeps a ``ReferenceCache`` for its life
-and scores units with ``score_units``.
+and scores units with ``score_units``, which pauses the garbage collector for each
+unit (``fastscore.collector``): the scorer itself leaves the collector alone.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from fastscore.collector import paused
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
 from fastscore.score import ScoreMemo
@@ -52,6 +54,9 @@ class ReferenceCache:
 def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings,
                 score: Callable[..., Result]) -> Iterator[Result]:
     """Score each (task, rows) unit against its reference with ``score``
-    (``fastscore.score.score_task``, as each executor names it)."""
+    (``fastscore.score.score_task``, as each executor names it), the garbage collector
+    paused meanwhile."""
     for task, rows in units:
-        yield score(references[task], rows, settings=settings, memo=references.memo)
+        with paused():
+            result = score(references[task], rows, settings=settings, memo=references.memo)
+        yield result

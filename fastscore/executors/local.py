@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
 from fastscore import tables
+from fastscore.collector import paused
 from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
 from fastscore.problems import Problem
 from fastscore.score import score_task
@@ -237,7 +238,8 @@ def _warm_up(references: ReferenceCache, problems: Mapping[str, Problem]) -> Non
     if task is None:
         return
     try:
-        score_task(references[task], [{"config": "", "run": 0, "task": task, "phenomenal": problems[task].law}])
+        with paused():  # as in score_units
+            score_task(references[task], [{"config": "", "run": 0, "task": task, "phenomenal": problems[task].law}])
     except Exception:  # the batches will meet (and report) the same failure
         pass
 
