@@ -389,38 +389,30 @@ def _op(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def _shape(expr: se.Basic, bag: Counter, memo: dict) -> int:
+def _shape(expr: se.Basic, bag: Counter) -> int:
     """The shape code of ``expr``; every subtree's shape is counted in ``bag``."""
-    known = memo.get(expr)
-    if known is not None:
-        bag.update(known[1])
-        return known[0]
-    own = Counter()
     if expr.is_Symbol:
         code = _VAR
     elif not expr.free_symbols:
         code = _NUM
     else:
         kind = type(expr).__name__
-        children = [_shape(arg, own, memo) for arg in expr.args]
+        children = [_shape(arg, bag) for arg in expr.args]
         if kind in _COMMUTATIVE:
             numeric = [c for c in children if c == _NUM]
             children = sorted(c for c in children if c != _NUM)
             if numeric:  # the numeric factors (terms) merge into one number
-                own[_NUM] -= len(numeric) - 1
+                bag[_NUM] -= len(numeric) - 1
                 children.insert(0, _NUM)
         code = hash((_op(kind), *children))
-    own[code] += 1
-    memo[expr] = (code, own)
-    bag.update(own)
+    bag[code] += 1
     return code
 
 
 def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
     """The bag (multiset) of subtree shapes of ``lhs = rhs`` (module doc)."""
     bag: Counter = Counter()
-    memo: dict = {}
-    sides = sorted((_shape(lhs, bag, memo), _shape(rhs, bag, memo)))
+    sides = sorted((_shape(lhs, bag), _shape(rhs, bag)))
     bag[hash((_EQUALS, *sides))] += 1
     return bag
 
