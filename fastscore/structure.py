@@ -115,6 +115,9 @@ class MechanismGraph:
         """``_colours`` of the graph (computed once: a reference graph is matched many times)."""
         return _colours(self)
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "colours"}  # process-local hashes: not pickled
+
 
 @lru_cache(maxsize=1 << 16)
 def _names(expr: se.Basic) -> frozenset[str]:
