@@ -61,11 +61,11 @@ class _Candidate:
 
 class ScoreMemo:
     """What a worker has already scored for each task: the row columns of each
-    submission text (and verdicts by canonical formula), probe results by answer text;
-    never the parsed expressions or solutions, so it stays small.  Bounded: the least
-    recently used entries are dropped.  It holds only pure results of (reference,
-    text, settings), so rows come out the same with or without it; one memo serves
-    one ``Settings``."""
+    submission text (and verdicts by canonical formula, by derived law and by probe
+    expression), probe results by answer text; never the parsed expressions or
+    solutions, so it stays small.  Bounded: the least recently used entries are
+    dropped.  It holds only pure results of (reference, text, settings), so rows come
+    out the same with or without it; one memo serves one ``Settings``."""
 
     def __init__(self, max_items: int = 200_000):
         self._items: OrderedDict = OrderedDict()
@@ -118,7 +118,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         shared = ("formula", task, candidate.text) if candidate.kind == "phenomenal" else None
         outcome = None if shared is None else shared_outcomes.get(shared) or memo.get(shared)
         if outcome is None:
-            outcome = _judge_law(reference, candidate, values, metrics, settings)
+            outcome = _judge_law(reference, candidate, values, metrics, settings, memo)
             if shared is not None:
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
@@ -136,7 +136,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
             memo.put(("law", task, key), laws[key])
     for answers, (parsed, error) in new_answers.items():
         probe_sets[answers] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name),
-                                                                             error, values, settings))
+                                                                             error, values, settings, memo))
                                for name in reference.probes]
         memo.put(("probes", task, answers), probe_sets[answers])
 
@@ -365,7 +365,8 @@ def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -
     return out
 
 
-def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, settings: Settings) -> _LawOutcome:
+def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, settings: Settings,
+               memo: ScoreMemo) -> _LawOutcome:
     if candidate.status != "ok":
         return _LawOutcome()
     if candidate.text is not None:
@@ -377,7 +378,10 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
         target = reference.problem.target.name
         predicted = Quantity(None, candidate.solution.values([target], _points(reference))[target])
         law_metrics = _law_metrics(reference, predicted.values[None, :], settings)[0]
-    verdict = judge(predicted, reference.law, domain=reference.domain, settings=settings)
+    # renamed or reordered mechanisms derive the same law, judged once (a phenomenal
+    # formula's whole outcome is shared already)
+    verdict = _judged(memo, reference, None, candidate.text if candidate.kind == "mechanism" else None,
+                      predicted, settings)
     metrics = law_metrics
     if candidate.solution is None:
         return _LawOutcome(verdict=verdict, metrics=metrics)
@@ -420,17 +424,36 @@ def _points(reference: Reference) -> dict[str, np.ndarray]:
     return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
 
 
-def _judge_probe(reference, name, answer, answers_error, values, settings) -> Verdict:
+def _judged(memo: ScoreMemo, reference: Reference, probe: str | None, text: str | None, predicted: Quantity,
+            settings: Settings) -> Verdict:
+    """The verdict of ``predicted`` against the law (``probe`` None) or a probe; memoised
+    by ``text``, the expression it holds the values of (a verdict depends on nothing
+    else), unless that is None."""
+    key = None if text is None else ("verdict", reference.problem.task_id, probe, text)
+    verdict = None if key is None else memo.get(key)
+    if verdict is None:
+        expected = reference.law if probe is None else reference.probes[probe]
+        verdict = judge(predicted, expected, domain=reference.domain, settings=settings)
+        if key is not None:
+            memo.put(key, verdict)
+    return verdict
+
+
+def _judge_probe(reference, name, answer, answers_error, values, settings, memo) -> Verdict:
     if answers_error is not None and answer is None:
         return Verdict("undecided", f"probe answers unreadable: {answers_error}")
     if answer is None:
         return Verdict("undecided", "no answer")
     if isinstance(answer, str):
         return Verdict("undecided", answer)
-    predicted = answer[1] if isinstance(answer, tuple) else values[str(answer)]
-    if isinstance(predicted, str):
-        return Verdict("undecided", predicted)
-    return judge(predicted, reference.probes[name], domain=reference.domain, settings=settings)
+    if isinstance(answer, tuple):  # values of the submission's numeric quantities: not memoised by text
+        text, predicted = None, answer[1]
+    else:
+        text = str(answer)
+        predicted = values[text]
+        if isinstance(predicted, str):
+            return Verdict("undecided", predicted)
+    return _judged(memo, reference, name, text, predicted, settings)
 
 
 def _identity(row: Mapping) -> dict:

@@ -57,6 +57,7 @@ import zlib
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import symengine as se
@@ -109,6 +110,14 @@ class MechanismGraph:
     def internal(self) -> tuple[str, ...]:
         """The internal quantities (sorted)."""
         return tuple(n for n in self.nodes if self.roles[n] == INTERNAL)
+
+    @cached_property
+    def colours(self) -> dict[str, tuple[int, ...]]:
+        """``_colours`` of the graph (computed once: a reference graph is matched many times)."""
+        return _colours(self)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "colours"}  # process-local hashes: not pickled
 
 
 @memoized(1 << 16)
@@ -284,12 +293,16 @@ class _Search:
                 self.later[pv].append((pu, False))
                 self.earlier[pu].append(pv)
         # static[k]: a bound of order[k:] whatever the placements (best anchor gain + every edge to earlier nodes)
+        # inside[k]: edges between nodes of order[k:]
         self.static = [0] * (len(self.order) + 1)
+        self.inside = [0] * (len(self.order) + 1)
         for k in range(len(self.order) - 1, -1, -1):
             self.static[k] = self.static[k + 1] + max(self.gain[k], default=0) + len(self.earlier[k])
-        colours_a, colours_b = _colours(reference), _colours(submitted)
-        self.alike = [[-sum(x == y for x, y in zip(colours_a[self.a[u]], colours_b[w])) for w in self.b]
-                      for u in self.order]
+            self.inside[k] = self.inside[k + 1] + len(self.later[k])
+        colours_a, colours_b = reference.colours, submitted.colours
+        history_a = np.array([colours_a[self.a[u]] for u in self.order], dtype=np.int64).reshape(-1, _ROUNDS + 1)
+        history_b = np.array([colours_b[w] for w in self.b], dtype=np.int64).reshape(-1, _ROUNDS + 1)
+        self.alike = (-(history_a[:, None, :] == history_b[None, :, :]).sum(axis=2)).tolist()  # rounds agreed on
         self.steps = 0
         self.stopped = self.optimal = False
         self.best = -1
@@ -320,12 +333,10 @@ class _Search:
 
     def _bound(self, k: int) -> int:
         """Most edges the placements of ``order[k:]`` can still keep."""
-        free = [v for v in range(len(self.b)) if not self.used[v]]
-        total = 0
-        for p in range(k, len(self.order)):
-            row = self.gain[p]
-            total += max((row[v] for v in free), default=0) + sum(1 for q in self.earlier[p] if q >= k)
-        return total
+        free = [v for v, used in enumerate(self.used) if not used]
+        if not free:
+            return self.inside[k]
+        return sum(max([row[v] for v in free]) for row in self.gain[k:]) + self.inside[k]
 
     def _place(self, k: int, v: int, step: int) -> None:
         """Add (``step`` 1) or remove (-1) the gains that placing ``order[k]`` on ``v`` gives later nodes."""
@@ -382,50 +393,52 @@ def _op(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def _shape(expr: se.Basic, bag: Counter, memo: dict) -> int:
+def _shape(expr: se.Basic, bag: Counter) -> int:
     """The shape code of ``expr``; every subtree's shape is counted in ``bag``."""
-    known = memo.get(expr)
-    if known is not None:
-        bag.update(known[1])
-        return known[0]
-    own = Counter()
     if expr.is_Symbol:
         code = _VAR
     elif not expr.free_symbols:
         code = _NUM
     else:
         kind = type(expr).__name__
-        children = [_shape(arg, own, memo) for arg in expr.args]
+        children = [_shape(arg, bag) for arg in expr.args]
         if kind in _COMMUTATIVE:
             numeric = [c for c in children if c == _NUM]
             children = sorted(c for c in children if c != _NUM)
             if numeric:  # the numeric factors (terms) merge into one number
-                own[_NUM] -= len(numeric) - 1
+                bag[_NUM] -= len(numeric) - 1
                 children.insert(0, _NUM)
         code = hash((_op(kind), *children))
-    own[code] += 1
-    memo[expr] = (code, own)
-    bag.update(own)
+    bag[code] += 1
     return code
 
 
 def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
     """The bag (multiset) of subtree shapes of ``lhs = rhs`` (module doc)."""
     bag: Counter = Counter()
-    memo: dict = {}
-    sides = sorted((_shape(lhs, bag, memo), _shape(rhs, bag, memo)))
+    sides = sorted((_shape(lhs, bag), _shape(rhs, bag)))
     bag[hash((_EQUALS, *sides))] += 1
     return bag
 
 
-def _dice(a: Counter, b: Counter, size_a: int, size_b: int) -> float:
-    """Dice coefficient of two bags of sizes ``size_a``, ``size_b`` (their total counts)."""
-    if not size_a + size_b:
-        return 1.0
-    if len(a) > len(b):
-        a, b = b, a
-    common = sum(max(0, min(count, b[key])) for key, count in a.items() if key in b)  # as Counter's &
-    return 2 * common / (size_a + size_b)
+def _counts(left: Sequence[Mapping], right: Sequence[Mapping]) -> tuple[np.ndarray, np.ndarray]:
+    """Two lists of ``{key: count}`` as count matrices (one row each) over their keys."""
+    column: dict = {}
+    cells = [[(i, column.setdefault(key, len(column)), count) for i, row in enumerate(rows) for key, count in row.items()]
+             for rows in (left, right)]
+    matrices = []
+    for rows, triples in zip((left, right), cells):
+        matrix = np.zeros((len(rows), len(column)), dtype=np.int64)
+        if triples:
+            i, j, count = zip(*triples)
+            matrix[i, j] = count
+        matrices.append(matrix)
+    return matrices[0], matrices[1]
+
+
+def _overlap(common: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``common / total`` where ``total`` is positive, else 1."""
+    return np.where(total > 0, common / np.maximum(total, 1), 1.0)
 
 
 @dataclass(frozen=True)
@@ -445,17 +458,16 @@ def ast_similarity(reference: Sequence[Counter], submitted: Sequence[Counter], *
     names agree under the map."""
     if not reference or not submitted:
         return AstMatch(1.0 if len(reference) == len(submitted) else 0.0, ())
-    sizes = [sum(bag.values()) for bag in submitted]
-    scores = np.array([[_dice(r, s, size, other) for s, other in zip(submitted, sizes)]
-                       for r, size in ((r, sum(r.values())) for r in reference)])
-    weights = scores.copy()
+    a, b = _counts(reference, submitted)  # Dice coefficients of the bags (multisets: Counter's &)
+    scores = _overlap(2 * np.maximum(np.minimum(a[:, None, :], b[None, :, :]), 0).sum(axis=2),
+                      np.add.outer(a.sum(axis=1), b.sum(axis=1)))
+    weights = scores
     if reference_names and submitted_names:
         mapping = mapping or {}
-        for i, names in enumerate(reference_names):
-            mapped = {mapping.get(n, n) for n in names}
-            for j, other in enumerate(submitted_names):
-                union = len(mapped | set(other))
-                weights[i, j] += _TIE * (len(mapped & set(other)) / union if union else 1.0)
+        a, b = _counts([dict.fromkeys({mapping.get(n, n) for n in names}, 1) for names in reference_names],
+                       [dict.fromkeys(names, 1) for names in submitted_names])
+        common = a @ b.T  # Jaccard similarity of the names
+        weights = scores + _TIE * _overlap(common, np.add.outer(a.sum(axis=1), b.sum(axis=1)) - common)
     rows, columns = linear_sum_assignment(weights, maximize=True)
     pairs = tuple((int(i), int(j), float(scores[i, j])) for i, j in zip(rows, columns))
     total = sum(s for _, _, s in pairs)
