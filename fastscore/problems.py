@@ -5,7 +5,6 @@ Formula texts (the law, mechanism equations, probe formulas) are kept as written
 """
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import reprlib
@@ -14,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 import yaml
+
+from fastscore.builtins import Builtins
 
 __all__ = [
     "FieldReader", "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
@@ -447,7 +448,7 @@ PROBLEM_FORMATS: list[ProblemFormat] = []
 """The formats, asked in order (the first that claims a file reads it); MDBench's
 problem YAML, which claims every YAML file, comes last.  Built-in formats are added
 on first use (`problem_formats`)."""
-_BUILTIN_FORMATS = ("fastscore.mechbench",)  # modules that register their formats when imported
+_BUILTIN_FORMATS = Builtins("fastscore.mechbench")
 
 
 def register_problem_format(problem_format: ProblemFormat) -> None:
@@ -459,8 +460,7 @@ def problem_formats() -> list[ProblemFormat]:
     """The registered formats, the built-in ones included."""
     if not any(f.name == "mdbench" for f in PROBLEM_FORMATS):
         PROBLEM_FORMATS.append(_mdbench_format())
-        for module in _BUILTIN_FORMATS:
-            importlib.import_module(module)
+    _BUILTIN_FORMATS.load()
     return PROBLEM_FORMATS
 
 

@@ -33,7 +33,6 @@ This module loads neither SymEngine nor Numba.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 import polars as pl
 
 from fastscore import tables
+from fastscore.builtins import Builtins
 
 if TYPE_CHECKING:
     import symengine as se
@@ -98,8 +98,7 @@ class SubmissionScorer:
 
 SCORERS: list[SubmissionScorer] = []
 """The registered scorers, called in order; built-in ones are added on first use."""
-_BUILTIN_SCORERS = ("fastscore.structure_score",)  # modules that register their scorers when imported
-_loaded = False
+_BUILTIN_SCORERS = Builtins("fastscore.structure_score")
 
 
 def register_scorer(scorer: SubmissionScorer) -> None:
@@ -132,9 +131,5 @@ def unregister_scorer(name: str) -> None:
 
 def submission_scorers() -> list[SubmissionScorer]:
     """The registered scorers, the built-in ones included."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in _BUILTIN_SCORERS:
-            importlib.import_module(module)
+    _BUILTIN_SCORERS.load()
     return SCORERS

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -28,6 +27,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from fastscore.builtins import Builtins
 
 __all__ = ["SweepError", "SweepReader", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "READ_ERROR", "MAX_FILE_BYTES",
            "read_sweep", "register_sweep_reader", "sweep_readers", "sweep_digest", "run_index"]
@@ -431,8 +431,7 @@ SWEEP_READERS: list[SweepReader] = [
     SweepReader(TREE, lambda path: path.is_dir(), lambda path, size, options: _tree_frames(path, size)),
 ]
 """The readers, asked in order; built-in readers of other modules are added on first use."""
-_BUILTIN_READERS = ("fastscore.runs",)  # modules that register their readers when imported
-_loaded = False
+_BUILTIN_READERS = Builtins("fastscore.runs")
 
 
 def register_sweep_reader(reader: SweepReader, *, before: str | None = None) -> None:
@@ -443,11 +442,7 @@ def register_sweep_reader(reader: SweepReader, *, before: str | None = None) -> 
 
 def sweep_readers() -> list[SweepReader]:
     """The registered readers, the built-in ones included."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in _BUILTIN_READERS:
-            importlib.import_module(module)
+    _BUILTIN_READERS.load()
     return SWEEP_READERS
 
 
