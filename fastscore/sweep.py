@@ -65,13 +65,18 @@ def _equations_text(value) -> str | None:
     return text if text.strip() else None
 
 
+def _arrow_map(value):
+    """An Arrow map cell (a list of ``{key, value}`` entries) as a dict; other values as they are."""
+    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"} for item in value):
+        return {item["key"]: item["value"] for item in value}
+    return value
+
+
 def _probes_text(value) -> str | None:
     """A probes cell as text: a mapping becomes a JSON object (sorted keys, null answers dropped)."""
     if value is None:
         return None
-    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"}
-                                       for item in value):
-        value = {item["key"]: item["value"] for item in value}  # an Arrow map
+    value = _arrow_map(value)
     if isinstance(value, dict):
         answers = {str(name): answer for name, answer in value.items() if answer is not None}
         return json.dumps(answers, sort_keys=True, ensure_ascii=False) if answers else None
@@ -83,9 +88,7 @@ def _json_text(value) -> str | None:
     """A JSON-object cell (``probe_replies``, ``probe_columns``) as text; null values kept."""
     if value is None:
         return None
-    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"}
-                                       for item in value):
-        value = {item["key"]: item["value"] for item in value}  # an Arrow map
+    value = _arrow_map(value)
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return text if text.strip() else None
 
