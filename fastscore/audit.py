@@ -15,12 +15,14 @@ from pathlib import Path
 
 import polars as pl
 
+from fastscore.runs import HARNESS_PROBE_COLUMNS
+
 __all__ = ["Audit", "harness_audit"]
 
 LAW_COLUMNS = ("config", "run", "task", "p_equivalent", "p_verdict", "p_reason", "p_counterexample", "status",
                "error", "harness_p_equivalent", "harness_error")
 PROBE_COLUMNS = ("config", "run", "task", "probe", "probe_equivalent", "probe_verdict", "probe_reason",
-                 "probe_counterexample", "harness_probe_ok", "harness_probe_equivalent", "harness_probe_error")
+                 "probe_counterexample", *HARNESS_PROBE_COLUMNS)
 
 
 @dataclass(frozen=True)
