@@ -20,7 +20,6 @@ from fastscore.tokens import DEFAULT_LIMITS, Limits, ParseError, is_name
 
 __all__ = [
     "constant_substitutions",
-    "free_names",
     "parse_probe_answers",
     "read_expression",
     "reply_equation",
@@ -125,11 +124,6 @@ def reply_equation(text: str, name: str, *, limits: Limits = DEFAULT_LIMITS) -> 
     if "=" not in parts[0]:
         raise ParseError(f"the reply {short(parts[0])!r} is not an equation '{name} = expression'")
     return parts[0]
-
-
-def free_names(expr: se.Basic) -> set[str]:
-    """Names of the free symbols of ``expr``."""
-    return {s.name for s in expr.free_symbols}
 
 
 def read_expression(text: str, *, target: str, names, allow_new_names: bool = False,

@@ -21,11 +21,12 @@ from .problems import Problem, Sampling, load_problems
 from .settings import DEFAULT_SETTINGS, Settings
 
 __all__ = [
-    "SPLITS", "REGIONS", "Layout", "Splits", "sample_inputs", "problem_rng",
+    "SPLITS", "Split", "REGIONS", "Layout", "Splits", "sample_inputs", "problem_rng",
     "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared", "write_splits", "write_task_views",
 ]
 
-SPLITS = ("train", "id_test", "ood_test")
+Split = Literal["train", "id_test", "ood_test"]
+SPLITS: tuple[Split, ...] = get_args(Split)
 REGIONS = ("id", "ood", "domain")
 _SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
 _SPLIT_STREAM = 0x73706C74  # b"splt": the split draws' own streams, apart from other users of problem_rng
@@ -50,7 +51,7 @@ class Splits:
                 raise ValueError(f"split {split} has shape {array.shape}; "
                                  f"expected ({len(self.variables)}, n_samples)")
 
-    def columns(self, split: str) -> dict[str, np.ndarray]:
+    def columns(self, split: Split) -> dict[str, np.ndarray]:
         """One split as {variable name: row of samples}."""
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")

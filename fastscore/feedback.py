@@ -56,7 +56,7 @@ def train_metrics(predicted: np.ndarray, truth: np.ndarray) -> dict:
     float64 machine epsilon), ``r2 = 1 - mse / var(y)`` (population variance; when
     ``var(y) = 0``: 1 if ``mse = 0`` else 0), ``nrmse = rmse / max(sqrt(mean(y**2)),
     eps)``, ``max_absolute_error = max|e|``; ``numerically_equivalent``: ``|e| <=
-    1e-6 * |y|`` at every sample.  Any non-finite prediction voids every metric (all
+    RTOL * |y|`` at every sample.  Any non-finite prediction voids every metric (all
     ``None``, ``numerically_equivalent`` false): no prediction is silently dropped;
     ``finite_fraction`` tells how many were finite.  A metric that is itself not
     finite (overflow) is ``None``."""

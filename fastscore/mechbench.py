@@ -39,6 +39,7 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
+from fastscore.data import SPLITS
 from fastscore.parse import parse_expression
 from fastscore.problems import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
                                 Variable, register_problem_format)
@@ -50,7 +51,6 @@ __all__ = ["TASK_KEYS", "ROLES", "is_task", "problem_from_task", "problem_from_a
 TASK_KEYS = ("task_name", "task_description", "mutation", "mechanism_model", "phenomenal_model", "variables",
              "mechanism_probes")
 ROLES = ("input", "target", "internal", "auxiliary")
-SPLIT_NAMES = ("train", "id_test", "ood_test")
 LAYOUT = "variables_by_samples"
 ANSWER_FILE = "answer.json"
 _VARIABLE_KEYS = ("name", "description", "unit", "role", "sampling")
@@ -214,10 +214,10 @@ def answer_paths(path: str | Path) -> dict[str, Path]:
     path = Path(path)
     read = FieldReader(str(path))
     answer = _read_answer(path, read)
-    data = read.mapping(answer.get("data"), "data", keys=SPLIT_NAMES, required=SPLIT_NAMES)
+    data = read.mapping(answer.get("data"), "data", keys=SPLITS, required=SPLITS)
     folder = path.parent.resolve()
     paths = {}
-    for split in SPLIT_NAMES:
+    for split in SPLITS:
         relative = read.text(data[split], f"data.{split}", stripped=True)
         target = (folder / relative).resolve()
         if folder not in target.parents or not target.is_file():
@@ -325,14 +325,14 @@ def write_task_folder(problem: Problem, splits, folder: str | Path, *, save_answ
     np.save(folder / "agent" / "train.npy", _ordered(splits, columns, "train"), allow_pickle=False)
     answer_dir = folder / "answer"
     if not save_answer:
-        for name in (ANSWER_FILE, *(f"{split}.npy" for split in SPLIT_NAMES)):
+        for name in (ANSWER_FILE, *(f"{split}.npy" for split in SPLITS)):
             (answer_dir / name).unlink(missing_ok=True)
         return
-    for split in SPLIT_NAMES:
+    for split in SPLITS:
         answer_dir.mkdir(parents=True, exist_ok=True)
         np.save(answer_dir / f"{split}.npy", _ordered(splits, columns, split), allow_pickle=False)
     _write_json(answer_dir / ANSWER_FILE, {
         "task": _task_dict(problem), "data_columns": columns, "data_layout": LAYOUT,
-        "data": {split: f"{split}.npy" for split in SPLIT_NAMES},
+        "data": {split: f"{split}.npy" for split in SPLITS},
         "generation": {"seed": splits.seed, "generator": "fastscore"},
     })

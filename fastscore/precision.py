@@ -4,7 +4,7 @@ Float64 can lose every digit through cancellation (``m*c**2*(1/sqrt(1-v**2/c**2)
 at small ``v``) or overflow in an intermediate.  The equivalence check re-evaluates
 the points where float64 is unreliable here.  The point's exact float64 values are
 substituted as MPFR numbers and SymEngine evaluates the expression in C++ at the
-requested precision (~50 µs a point); the rare expression SymEngine cannot reduce to
+requested precision (its cost: ``bench/results/notes.md``); the rare expression SymEngine cannot reduce to
 a number (``atan2``) is walked node by node with mpmath instead.  Expressions come
 from our own parser, never from text, and nothing is compiled per formula.
 A solved mechanism can share one subexpression in many places (a tree far larger

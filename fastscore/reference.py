@@ -10,7 +10,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.answers import constant_substitutions, read_expression
-from fastscore.data import Splits, make_splits, problem_rng, sample_inputs
+from fastscore.data import SPLITS, Splits, make_splits, problem_rng, sample_inputs
 from fastscore.agreement import agree
 from fastscore.equivalence import Domain, Quantity, judge
 from fastscore.canonical import count_nodes
@@ -21,7 +21,7 @@ from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import Solution, SolveError, solve_mechanism
 
-SEGMENTS = ("domain", "train", "id_test", "ood_test")
+SEGMENTS = ("domain", *SPLITS)
 
 
 class ProblemFormulaError(ValueError):

@@ -68,7 +68,7 @@ class OutputBusy(ValueError):
 
 
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
-                tasks: Sequence[str] | None = None, executor: ExecutorName = "auto", address: str | None = None,
+                tasks: Sequence[str] | None = None, executor: ExecutorName | str = "auto", address: str | None = None,
                 workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
                 progress: bool | None = None, experiments: ExperimentNames | None = None) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems`` (restricted to the task
@@ -128,8 +128,8 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     summary, strata = tables.summary(scores), tables.strata(scores)
     atomically(out / "summary.parquet", summary.write_parquet)
     atomically(out / "strata.parquet", strata.write_parquet)
-    meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores)
-    meta["inputs"]["problems_sha256"] = state["problems_sha256"]
+    meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
+                 problems_sha256=state["problems_sha256"])
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / "scores.parquet")
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
@@ -249,7 +249,7 @@ def _progress(enabled: bool | None):
 
 
 def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, seconds: float,
-          scores: pl.DataFrame) -> dict:
+          scores: pl.DataFrame, *, problems_sha256: str) -> dict:
     versions = {}
     for package in _PACKAGES:
         try:
@@ -263,7 +263,7 @@ def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, sec
         "settings": settings.as_dict(),
         "executor": executor,
         "inputs": {"problems": str(problems) if isinstance(problems, (str, Path)) else "<in memory>",
-                   "sweep": str(sweep), "sweep_sha256": sweep_digest(sweep)},
+                   "problems_sha256": problems_sha256, "sweep": str(sweep), "sweep_sha256": sweep_digest(sweep)},
         "counts": {"sweep_rows": tally.rows, "scored_cells": len(tally.cells) - tally.resumed,
                    "resumed_cells": tally.resumed,
                    "grid_cells": scores.height, "duplicate_rows_ignored": tally.duplicates,

@@ -35,11 +35,12 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.sweep import MAX_FILE_BYTES, READ_ERROR, ROW_SCHEMA, TREE, SweepReader, register_sweep_reader
+from fastscore.sweep import (MAX_FILE_BYTES, PROBES_FILE, READ_ERROR, ROW_SCHEMA, SUBMISSION_FILE, TREE, SweepReader,
+                             register_sweep_reader)
 
 __all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text"]
 
-SUBMISSION, PERFORMANCE = "submission.txt", "performance.json"
+PERFORMANCE = "performance.json"
 PROBE_FOLDERS = ("probe", "probes")  # the harness's newer and older names
 REPLY = "reply.txt"
 DATA_FOLDER = "dataest"  # the harness's copy of the task data (sic)
@@ -169,7 +170,7 @@ def submission_text(text: str) -> str:
 
 def _is_task_folder(folder: str) -> bool:
     names = {e.name for e in _entries(folder)}
-    return SUBMISSION in names or PERFORMANCE in names
+    return SUBMISSION_FILE in names or PERFORMANCE in names
 
 
 def is_run_tree(root: str | Path) -> bool:
@@ -182,9 +183,9 @@ def is_run_tree(root: str | Path) -> bool:
         depth = 0 if folder == root else os.path.relpath(folder, root).count(os.sep) + 1
         subfolders[:] = [name for name in subfolders if not name.startswith(".")
                          and name not in (*PROBE_FOLDERS, DATA_FOLDER) and depth < 4]
-        if depth >= 3 and (SUBMISSION in files or "probes.txt" in files):
+        if depth >= 3 and (SUBMISSION_FILE in files or PROBES_FILE in files):
             return False
-        if depth in (1, 2) and (SUBMISSION in files or PERFORMANCE in files):
+        if depth in (1, 2) and (SUBMISSION_FILE in files or PERFORMANCE in files):
             found = True
     return found
 
@@ -208,14 +209,14 @@ def read_runs(root: str | Path, names: ExperimentNames | None = None) -> Iterato
 
 
 def _task_row(folder: str) -> dict:
-    text, error = _read(os.path.join(folder, SUBMISSION))
+    text, error = _read(os.path.join(folder, SUBMISSION_FILE))
     row = {"phenomenal": None, "mechanism": None, "probes": None, READ_ERROR: None}
     if text is not None:
         row["mechanism"] = submission_text(text) or None
         if row["mechanism"] is None:
             row[READ_ERROR] = "submission.txt holds no equation"
     else:
-        row[READ_ERROR] = error if error != f"no {SUBMISSION}" else "the run left no submission.txt"
+        row[READ_ERROR] = error if error != f"no {SUBMISSION_FILE}" else "the run left no submission.txt"
     replies = _replies(folder)
     row["probe_replies"] = json.dumps(replies, sort_keys=True, ensure_ascii=False) if replies else None
     harness, per_probe = _performance(folder)

@@ -3,10 +3,10 @@ settings) that every executor calls, so every executor gives identical tables.
 
 Per row: parse the phenomenal formula, or solve the mechanism for its derived law
 (``fastscore.solve``); evaluate every distinct candidate once, in one batch through
-the compiled kernels, at the reference's points (domain sample + splits); judge
-equivalence (``fastscore.equivalence``); compute split metrics; then the registered
+the compiled kernels, at the reference's points (domain sample + splits), and compute
+its split metrics; judge equivalence (``fastscore.equivalence``); then the registered
 submission scorers (``fastscore.scorers``: the structure scores) add their columns;
-score probe answers.  Identical submissions (same text, or same canonical expression)
+judge the probe answers.  Identical submissions (same text, or same canonical expression)
 are scored once.  A bad submission becomes a row with its ``status`` and ``error``.
 """
 from __future__ import annotations
@@ -382,11 +382,10 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
     # formula's whole outcome is shared already)
     verdict = _judged(memo, reference, None, candidate.text if candidate.kind == "mechanism" else None,
                       predicted, settings)
-    metrics = law_metrics
     if candidate.solution is None:
-        return _LawOutcome(verdict=verdict, metrics=metrics)
+        return _LawOutcome(verdict=verdict, metrics=law_metrics)
     recovered = recovered_quantities(reference, candidate.solution, settings)
-    return _LawOutcome(verdict=verdict, metrics=metrics, recovered=recovered,
+    return _LawOutcome(verdict=verdict, metrics=law_metrics, recovered=recovered,
                        in_mechanism=_probes_in_mechanism(reference, candidate.solution, recovered, settings))
 
 

@@ -11,7 +11,9 @@ block:
   ``x`` or in a rational power of ``x``) and single-occurrence inversions give
   closed forms (``fastscore.closed_forms``); several candidate branches are told
   apart by realness, finiteness and sign over the sample ``points``;
-* coupled blocks: eliminated by substitution down to one equation in one unknown;
+* coupled blocks: a block linear in its unknowns is solved exactly by
+  ``fastscore.linear``; others are eliminated by substitution down to one equation
+  in one unknown;
 * SymPy's ``solve`` is a last symbolic attempt inside the time budget (main thread
   only, enforced with ``SIGALRM``);
 * whatever has no closed form is solved numerically per sample by the Newton /

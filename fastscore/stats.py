@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from fastscore.tables import OUTCOMES
+from fastscore.tables import HAS_PROBES, OUTCOMES
 
 EXACT_WILCOXON_MAX = 50
 
@@ -106,7 +106,7 @@ def task_outcomes(scores: pl.DataFrame, outcome: str) -> pl.DataFrame:
     runs). ``m_correct`` uses only tasks with probes."""
     if outcome not in OUTCOMES:
         raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
-    rows = scores.filter(pl.col("n_probes") > 0) if outcome == "m_correct" else scores
+    rows = scores.filter(HAS_PROBES) if outcome == "m_correct" else scores
     return rows.group_by("config", "task").agg(
         pl.col("domain").first(),
         pl.col(outcome).fill_null(False).cast(pl.Float64).mean().alias("rate"),

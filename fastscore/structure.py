@@ -66,6 +66,7 @@ from scipy.optimize import linear_sum_assignment
 from fastscore.caches import memoized
 from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.blocks import blocks as _blocks, match as _match
+from fastscore.closed_forms import names_of
 
 __all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "graph_similarity",
            "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
@@ -120,17 +121,12 @@ class MechanismGraph:
         return {k: v for k, v in self.__dict__.items() if k != "colours"}  # process-local hashes: not pickled
 
 
-@memoized(1 << 16)
-def _names(expr: se.Basic) -> frozenset[str]:
-    return frozenset(s.name for s in expr.free_symbols)
-
-
 def mechanism_graph(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Collection[str], target: str,
                     roles: Mapping[str, str] | None = None) -> MechanismGraph:
     """The dependency graph of ``equations`` (see module doc); ``roles`` names the
     role of each known (default ``known``)."""
     known = set(knowns)
-    names = [_names(lhs) | _names(rhs) for lhs, rhs in equations]
+    names = [names_of(lhs) | names_of(rhs) for lhs, rhs in equations]
     unknowns_of = [n - known for n in names]
     unknowns = sorted({target}.union(*unknowns_of) - known)
     blocks = _decompose(unknowns_of, unknowns)

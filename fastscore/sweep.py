@@ -491,4 +491,4 @@ def approximate_rows(sweep: str | Path) -> int:
         return pq.ParquetFile(path).metadata.num_rows
     if path.is_file():
         return path.stat().st_size // 200
-    return sum(1 for _ in path.rglob("submission.txt"))
+    return sum(1 for _ in path.rglob(SUBMISSION_FILE))

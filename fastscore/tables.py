@@ -57,12 +57,12 @@ class Rate:
         return tuple(self.expr.meta.root_names())
 
 
-_HAS_PROBES = pl.col("n_probes") > 0
+HAS_PROBES = pl.col("n_probes") > 0  # the cells whose task has probes (SA(M), 1-(M|P))
 RATES: list[Rate] = [
     Rate("sa_p", "SA(P)", pl.col("p_equivalent").fill_null(False).mean(), True),
-    Rate("sa_m", "SA(M)", pl.col("m_correct").filter(_HAS_PROBES).fill_null(False).mean(), True),
+    Rate("sa_m", "SA(M)", pl.col("m_correct").filter(HAS_PROBES).fill_null(False).mean(), True),
     Rate("cond_fail", "1−(M|P)",
-         (~pl.col("m_correct").fill_null(False)).filter(_HAS_PROBES & pl.col("p_equivalent")).mean(), False),
+         (~pl.col("m_correct").fill_null(False)).filter(HAS_PROBES & pl.col("p_equivalent")).mean(), False),
     Rate("acc_id", "Acc ID", pl.col("id_acc").fill_null(False).mean(), True),
     Rate("acc_ood", "Acc OOD", pl.col("ood_acc").fill_null(False).mean(), True),
 ]

@@ -11,7 +11,7 @@ library functions and powers) on a block is kept with the instructions that made
 up to ``SHARED`` per block, and an identical instruction sequence met again in any
 tape of the batch copies the kept row instead of calling the function again.  The
 match is exact (opcodes and argument bits), so values are bit for bit those of
-evaluating each tape alone; on the benchmark's batches half the costly calls recur.
+evaluating each tape alone (how often it pays: ``bench/results/notes.md``).
 A part that reads a kept row (LOAD) is never shared: its slot means another value in
 another tape.
 """

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import polars as pl
-import pytest
 
 from fastscore.cli import main
 from fastscore.problems import load_problems, read_task_list

@@ -8,7 +8,8 @@ import pytest
 import symengine as se
 
 import fastscore.parse as parse_module
-from fastscore.answers import free_names, parse_probe_answers, split_equations
+from fastscore.answers import parse_probe_answers, split_equations
+from fastscore.closed_forms import names_of
 from fastscore.functions import FUNCTIONS
 from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.tokens import DEFAULT_LIMITS, Limits, ParseError
@@ -74,7 +75,7 @@ def test_formula_structure_matches_hand_built_expression():
     got = parse_expression("m*c**2*(1/sqrt(1-v**2/c**2)-1) + 4*pi*eps*r**2/(q*q)", names=names)
     want = m * c**2 * (1 / se.sqrt(1 - v**2 / c**2) - 1) + 4 * se.pi * eps * r**2 / (q * q)
     assert got == want
-    assert free_names(got) == set(names)
+    assert names_of(got) == set(names)
 
 
 # --------------------------------------------------------------------------- numbers
@@ -138,7 +139,7 @@ def test_literals_beyond_float64_are_rejected(text):
 def test_declared_names_are_plain_symbols(name):
     got = parse_expression(f"2*{name}", names=[name])
     assert got == 2 * se.Symbol(name)
-    assert free_names(got) == {name}
+    assert names_of(got) == {name}
 
 
 def test_declared_names_keep_their_meaning_in_arithmetic():
@@ -156,7 +157,7 @@ def test_undeclared_pi_is_the_constant(text):
 
 def test_unicode_letter_names():
     got = parse_expression("ρ*θ_1 + Δx", names=["ρ", "θ_1", "Δx"])
-    assert free_names(got) == {"ρ", "θ_1", "Δx"}
+    assert names_of(got) == {"ρ", "θ_1", "Δx"}
 
 
 def test_unknown_name_is_rejected_with_its_column():
@@ -167,7 +168,7 @@ def test_unknown_name_is_rejected_with_its_column():
 def test_new_names_are_accepted_on_request():
     got = parse("x + foo", allow_new_names=True)
     assert got == x + symbol("foo")
-    assert free_names(got) == {"x", "foo"}
+    assert names_of(got) == {"x", "foo"}
 
 
 def test_function_name_is_not_a_variable_unless_declared():
@@ -190,10 +191,10 @@ def test_names_may_be_any_collection():
     assert parse_expression("a+b", names=iter(["a", "b"])) == symbol("a") + symbol("b")
 
 
-def test_symbol_and_free_names():
+def test_symbol_and_names_of():
     assert symbol("k_B") == se.Symbol("k_B")
-    assert free_names(parse("x*y + 2*pi")) == {"x", "y"}
-    assert free_names(parse("3")) == set()
+    assert names_of(parse("x*y + 2*pi")) == {"x", "y"}
+    assert names_of(parse("3")) == set()
 
 
 # --------------------------------------------------------------------------- functions
@@ -345,7 +346,7 @@ def test_exact_number_growth_is_bounded():
     with pytest.raises(ParseError, match="digits, limit 4000"):
         parse("+".join(f"(1/{p})**1000" for p in primes))
     # large numbers that never combine are fine
-    assert free_names(parse("+".join(f"1e300*a{i}" for i in range(30)), allow_new_names=True)) == {
+    assert names_of(parse("+".join(f"1e300*a{i}" for i in range(30)), allow_new_names=True)) == {
         f"a{i}" for i in range(30)
     }
 
@@ -646,7 +647,7 @@ def test_parse_equation_returns_both_sides():
     assert (lhs, rhs) == (y, x**2 + 1)
     lhs, rhs = parse_equation("2*P_1 = P_emit + P_2", allow_new_names=True)
     assert lhs == 2 * symbol("P_1")
-    assert free_names(rhs) == {"P_emit", "P_2"}
+    assert names_of(rhs) == {"P_emit", "P_2"}
 
 
 def test_parse_expression_does_not_strip_a_leading_assignment():

@@ -15,7 +15,6 @@ from fastscore.problems import load_problem
 from fastscore.reference import build_reference
 from fastscore.run import score_sweep
 from fastscore.runs import ExperimentNames, RunTreeError, is_run_tree, read_runs
-from fastscore.settings import Settings
 from test_mechbench import SMALL, orbit_task, write_task
 
 TASK = "Toy Orbit - Variant 1-3"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import mpmath

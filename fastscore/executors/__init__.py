@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fastscore.executors.base import Executor
 
 ExecutorName = Literal["auto", "local", "ray"]
+"""The built-in names (the CLI's choices); Python callers may also pass a registered name."""
 ExecutorFactory = Callable[..., "Executor"]
 
 
