@@ -52,7 +52,7 @@ import symengine as se
 from fastscore.agreement import agrees
 from fastscore.canonical import prove_equal
 from fastscore.compile import compile_tape
-from fastscore.kernels import Screen, Tape, classify, evaluate, evaluate_bounded, screen, worst
+from fastscore.kernels import TINY, Screen, Tape, classify, evaluate, evaluate_bounded, screen, worst
 from fastscore.precision import Precise
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
@@ -331,7 +331,7 @@ def _different(index: int, va: float, vb: float, domain: Domain) -> Verdict:
 
 def _difference_reason(va: float, vb: float) -> str:
     if math.isfinite(va) and math.isfinite(vb):
-        relative = abs(va - vb) / max(abs(vb), 1e-300)
+        relative = abs(va - vb) / max(abs(vb), TINY)
         return f"relative difference {relative:.3g} at the counterexample"
     return "defined at the counterexample on one side only"
 

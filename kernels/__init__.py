@@ -6,7 +6,7 @@ files or SymEngine: arrays in, arrays out (tapes are compiled by ``fastscore.com
 
 from .bounds import evaluate_bounded
 from .evaluate import evaluate
-from .metrics import METRICS, accuracy, split_metrics
+from .metrics import METRICS, TINY, accuracy, split_metrics
 from .screen import Screen, classify, screen, worst
 from .tape import Tape, TapeBatch, pack
 
@@ -15,6 +15,7 @@ __all__ = [
     "Screen",
     "Tape",
     "TapeBatch",
+    "TINY",
     "accuracy",
     "classify",
     "evaluate",

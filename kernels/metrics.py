@@ -23,7 +23,7 @@ from .jit import kernel
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 
 TINY = 1e-300
-"""Floor of ``|y|`` in the relative error denominator."""
+"""Floor of ``|y|`` in a relative error (here and in the screen's worst points)."""
 
 
 def split_metrics(pred: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:

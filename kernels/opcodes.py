@@ -1,4 +1,4 @@
-"""Opcode numbering of postfix tapes, shared by the compiler (``tape``) and the kernels.
+"""Opcode numbering of postfix tapes, shared by the compiler (``fastscore.compile``) and the kernels.
 
 Each instruction is an opcode plus one float64 argument (unused ones are 0).  The
 stack holds rows of points; "top" is the last pushed row, "below" the one under it.

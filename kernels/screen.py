@@ -24,9 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .jit import kernel
-
-TINY = 1e-300
-"""Floor of ``|b|`` in the relative disagreement of the worst points."""
+from .metrics import TINY  # the floor of |b| in a relative disagreement, as in max_rel_err
 
 TRUSTED, UNRELIABLE, INVALID = 0, 1, 2
 
