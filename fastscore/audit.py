@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from fastscore.runs import HARNESS_PROBE_COLUMNS
+from fastscore.tables import OUTPUT
 
 __all__ = ["Audit", "harness_audit"]
 
@@ -44,7 +45,7 @@ def _columns(path: Path, wanted) -> list[str] | None:
 def harness_audit(directory: str | Path) -> Audit | None:
     """The audit of a scored output directory, or None when its sweep carried no harness verdicts."""
     directory = Path(directory)
-    scores_path, probes_path = directory / "scores.parquet", directory / "probes.parquet"
+    scores_path, probes_path = directory / OUTPUT.scores, directory / OUTPUT.probes
     law_columns = _columns(scores_path, LAW_COLUMNS)
     if law_columns is None or "harness_p_equivalent" not in law_columns:
         return None

@@ -18,7 +18,7 @@ import polars as pl
 from fastscore.figures import plot_domain_accuracy, plot_mutations
 from fastscore.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.structure_report import structure_section
-from fastscore.tables import (OUTCOMES, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, solver_cost, stratum_rows,
+from fastscore.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, solver_cost, stratum_rows,
                               summary_columns, summary_inputs)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
@@ -130,17 +130,17 @@ def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -
 # ---------------------------------------------------------------- sections
 
 def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, dict]:
-    path = directory / "scores.parquet"
+    path = directory / OUTPUT.scores
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
     scores = summary_columns(path)
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
                                  for name in summary_inputs() if name not in scores.columns).drop_nulls(["config", "task"])
-    summary = pl.read_parquet(directory / "summary.parquet") if (directory / "summary.parquet").is_file() \
+    summary = pl.read_parquet(directory / OUTPUT.summary) if (directory / OUTPUT.summary).is_file() \
         else summary_table(scores)
-    strata = pl.read_parquet(directory / "strata.parquet") if (directory / "strata.parquet").is_file() \
+    strata = pl.read_parquet(directory / OUTPUT.strata) if (directory / OUTPUT.strata).is_file() \
         else strata_table(scores)
-    meta_path = directory / "meta.json"
+    meta_path = directory / OUTPUT.meta
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     return scores, summary, strata, meta
 

@@ -121,24 +121,24 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     # the tables are streamed from the parts to disk; only the columns the summary
     # needs are loaded, so the end of a large sweep holds no full copy of its rows
     missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
-    atomically(out / "scores.parquet", parts.scan("scores", tally.cells, extra=missing).sink_parquet)
-    atomically(out / "probes.parquet", parts.scan("probes", tally.cells).sink_parquet)
-    parts.compact(out / "scores.parquet", out / "probes.parquet")
-    scores = tables.summary_columns(out / "scores.parquet")
+    atomically(out / tables.OUTPUT.scores, parts.scan("scores", tally.cells, extra=missing).sink_parquet)
+    atomically(out / tables.OUTPUT.probes, parts.scan("probes", tally.cells).sink_parquet)
+    parts.compact(out / tables.OUTPUT.scores, out / tables.OUTPUT.probes)
+    scores = tables.summary_columns(out / tables.OUTPUT.scores)
     summary, strata = tables.summary(scores), tables.strata(scores)
-    atomically(out / "summary.parquet", summary.write_parquet)
-    atomically(out / "strata.parquet", strata.write_parquet)
+    atomically(out / tables.OUTPUT.summary, summary.write_parquet)
+    atomically(out / tables.OUTPUT.strata, strata.write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
                  problems_sha256=state["problems_sha256"])
-    meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / "scores.parquet")
+    meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / tables.OUTPUT.scores)
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
     meta["warnings"] = _warnings(tally, mixed, sorted(set(experiments.unread)))
     for warning in meta["warnings"]:
         print(f"fastscore: warning: {warning}", file=sys.stderr)
-    meta["task_warnings"] = _task_warnings(out / "scores.parquet")
+    meta["task_warnings"] = _task_warnings(out / tables.OUTPUT.scores)
     text = json.dumps(meta, indent=2, sort_keys=True, default=str)
-    atomically(out / "meta.json", lambda path: Path(path).write_text(text))
+    atomically(out / tables.OUTPUT.meta, lambda path: Path(path).write_text(text))
     return summary
 
 

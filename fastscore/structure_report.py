@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from fastscore.problems import load_problems
 from fastscore.sweep import read_sweep
+from fastscore.tables import OUTPUT
 
 FIGURE = "structure_by_law.png"
 GRAPH_FIGURE = "structure_graph_{}.png"
@@ -34,7 +35,7 @@ def structure_section(document, directory: Path, out: Path) -> None:
     for stale in [out / FIGURE, *out.glob(GRAPH_FIGURE.format("*"))]:
         stale.unlink(missing_ok=True)
     document.heading(2, "Structure recovery")
-    scores = _mechanisms(directory / "scores.parquet")
+    scores = _mechanisms(directory / OUTPUT.scores)
     if scores is None or scores.is_empty():
         document.text("No mechanism submission with structure scores: no structure section.")
         return
@@ -120,7 +121,7 @@ def _graphs_part(document, directory: Path, scores: pl.DataFrame, out: Path) -> 
     if wrong.is_empty():
         document.text("Every mechanism submission has the reference's graph: nothing to show.")
         return
-    meta_path = directory / "meta.json"
+    meta_path = directory / OUTPUT.meta
     inputs = json.loads(meta_path.read_text()).get("inputs", {}) if meta_path.is_file() else {}
     problems_dir, sweep = Path(str(inputs.get("problems", ""))), Path(str(inputs.get("sweep", "")))
     if not inputs or not problems_dir.is_dir() or not sweep.exists():

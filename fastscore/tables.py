@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal, Mapping, Sequence, get_args
+from typing import Iterable, Literal, Mapping, NamedTuple, Sequence, get_args
 
 import polars as pl
 
@@ -31,6 +31,18 @@ from fastscore.sweep import SUBMISSION_COLUMNS
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 """The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
 without loading Numba; a test checks that the two are equal)."""
+class Outputs(NamedTuple):
+    """The files of a scored output directory (SPEC §6)."""
+
+    scores: str = "scores.parquet"
+    probes: str = "probes.parquet"
+    summary: str = "summary.parquet"
+    strata: str = "strata.parquet"
+    meta: str = "meta.json"
+
+
+OUTPUT = Outputs()
+
 Status = Literal["ok", "parse_error", "solve_error", "eval_error", "timeout", "missing"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 SubmissionKind = Literal["phenomenal", "mechanism"]
