@@ -413,11 +413,14 @@ class SweepReader:
     ``frames(path, batch_size, options)``: the sweep as Polars frames of raw rows (any
     size; `read_sweep` normalises and rebatches them), which must hold ``config`` and
     ``task``; ``options`` are the keyword options of `read_sweep` (a reader ignores the
-    ones it does not know); a bad file raises `SweepError` (one line)."""
+    ones it does not know); a bad file raises `SweepError` (one line); ``rows(path)``
+    (optional): about how many rows the sweep holds, without reading it (for the
+    ``auto`` executor's choice; else a file's size / 200, a tree's submission files)."""
 
     name: str
     accepts: Callable[[Path], bool]
     frames: Callable[[Path, int, Mapping], Iterator[pl.DataFrame]]
+    rows: Callable[[Path], int] | None = None
 
 
 TREE = "a <config>/<run>/<task>/ directory tree"
@@ -428,7 +431,8 @@ def _suffix(*suffixes: str) -> Callable[[Path], bool]:
 
 
 SWEEP_READERS: list[SweepReader] = [
-    SweepReader(".parquet", _suffix(".parquet"), lambda path, size, options: _parquet_frames(path, size)),
+    SweepReader(".parquet", _suffix(".parquet"), lambda path, size, options: _parquet_frames(path, size),
+                rows=lambda path: pq.ParquetFile(path).metadata.num_rows),
     SweepReader(".csv", _suffix(".csv"), lambda path, size, options: _csv_frames(path, size)),
     SweepReader(".jsonl/.ndjson", _suffix(".jsonl", ".ndjson"), lambda path, size, options: _jsonl_frames(path, size)),
     SweepReader(TREE, lambda path: path.is_dir(), lambda path, size, options: _tree_frames(path, size)),
@@ -484,11 +488,13 @@ def submission_sha(row: dict) -> str:
 
 
 def approximate_rows(sweep: str | Path) -> int:
-    """About how many rows a sweep holds, without reading it: a Parquet file's row count,
-    a text file's size / 200, a directory's ``submission.txt`` files."""
+    """About how many rows a sweep holds, without reading it: its reader's estimate
+    (``SweepReader.rows``; a Parquet file's row count), else a file's size / 200, a
+    directory's ``submission.txt`` files."""
     path = Path(sweep)
-    if path.suffix == ".parquet":
-        return pq.ParquetFile(path).metadata.num_rows
+    reader = next((r for r in sweep_readers() if r.accepts(path)), None)
+    if reader is not None and reader.rows is not None:
+        return reader.rows(path)
     if path.is_file():
         return path.stat().st_size // 200
     return sum(1 for _ in path.rglob(SUBMISSION_FILE))

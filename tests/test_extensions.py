@@ -17,7 +17,7 @@ from fastscore import tables
 from fastscore.run import score_sweep
 from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer
 from fastscore.settings import Settings
-from fastscore.sweep import SweepReader, read_sweep, register_sweep_reader
+from fastscore.sweep import SweepReader, approximate_rows, read_sweep, register_sweep_reader
 
 SMALL = Settings(n_samples=64, n_points=64)
 
@@ -43,7 +43,8 @@ def toml_format():
 @pytest.fixture
 def tsv_reader():
     register_sweep_reader(SweepReader(".tsv", lambda path: path.suffix == ".tsv",
-                                      lambda path, size, options: iter([pl.read_csv(path, separator="\t")])))
+                                      lambda path, size, options: iter([pl.read_csv(path, separator="\t")]),
+                                      rows=lambda path: path.read_text().count("\n") - 1))
     yield
     sweep_registry.SWEEP_READERS[:] = [r for r in sweep_registry.SWEEP_READERS if r.name != ".tsv"]
 
@@ -66,6 +67,7 @@ def test_a_registered_sweep_reader_is_used_for_its_files(tmp_path, tsv_reader):
     sweep = tmp_path / "s.tsv"
     sweep.write_text("config\ttask\tphenomenal\nc\tcircular-orbit-period\tT = 2*pi*sqrt(r**3/(G*M))\n")
     assert read_sweep(sweep).__next__().select("config", "run", "task").rows() == [("c", 0, "circular-orbit-period")]
+    assert approximate_rows(sweep) == 1  # the reader's own estimate (a file's size / 200 would say 0)
     problems = Path(__file__).resolve().parents[1] / "problems" / "example"
     score_sweep(problems, sweep, tmp_path / "out", executor="local", settings=SMALL)
     scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("status") != "missing")
