@@ -21,13 +21,14 @@ from .problems import Problem, Sampling, load_problems
 from .settings import DEFAULT_SETTINGS, Settings
 
 __all__ = [
-    "SPLITS", "Split", "REGIONS", "Layout", "Splits", "sample_inputs", "problem_rng",
+    "SPLITS", "Split", "REGIONS", "Region", "Layout", "Splits", "sample_inputs", "problem_rng",
     "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared", "write_splits", "write_task_views",
 ]
 
 Split = Literal["train", "id_test", "ood_test"]
 SPLITS: tuple[Split, ...] = get_args(Split)
-REGIONS = ("id", "ood", "domain")
+Region = Literal["id", "ood", "domain"]
+REGIONS: tuple[Region, ...] = get_args(Region)
 _SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
 _SPLIT_STREAM = 0x73706C74  # b"splt": the split draws' own streams, apart from other users of problem_rng
 _ANSWER_FILES = ("answer.json", "data_id_test.npy", "data_ood_test.npy")
@@ -59,7 +60,7 @@ class Splits:
         return {name: array[i] for i, name in enumerate(self.variables)}
 
 
-def _bounds(sampling: Sampling, region: str) -> tuple[float, float]:
+def _bounds(sampling: Sampling, region: Region) -> tuple[float, float]:
     if region == "id":
         return sampling.min, sampling.ood_boundary
     if region == "ood":
@@ -69,7 +70,7 @@ def _bounds(sampling: Sampling, region: str) -> tuple[float, float]:
     raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
 
 
-def _draw(sampling: Sampling, region: str, n: int, rng: np.random.Generator) -> np.ndarray:
+def _draw(sampling: Sampling, region: Region, n: int, rng: np.random.Generator) -> np.ndarray:
     low, high = _bounds(sampling, region)
     if sampling.distribution == "log_uniform":
         values = np.exp(rng.uniform(np.log(low), np.log(high), n))
@@ -79,7 +80,7 @@ def _draw(sampling: Sampling, region: str, n: int, rng: np.random.Generator) -> 
     return np.clip(values, low, np.nextafter(high, low))
 
 
-def sample_inputs(problem: Problem, *, region: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def sample_inputs(problem: Problem, *, region: Region, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Draw `n` values of every input and auxiliary input over `region` ('id', 'ood' or 'domain').
 
     'id' is [min, ood_boundary), 'ood' is [ood_boundary, max), 'domain' is [min, max);
@@ -112,7 +113,7 @@ def _evaluate(target: Callable, points: Mapping[str, np.ndarray], n: int) -> np.
         raise ValueError(f"target returned shape {values.shape}; expected ({n},)") from None
 
 
-def _draw_split(problem: Problem, target: Callable, region: str, n: int,
+def _draw_split(problem: Problem, target: Callable, region: Region, n: int,
                 rng: np.random.Generator, max_rounds: int) -> np.ndarray:
     """Draw n valid samples; invalid columns (non-finite target) are redrawn until all are finite."""
     names = [v.name for v in problem.observed]

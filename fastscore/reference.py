@@ -10,7 +10,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.answers import constant_substitutions, read_expression
-from fastscore.data import SPLITS, Splits, make_splits, problem_rng, sample_inputs
+from fastscore.data import SPLITS, Split, Splits, make_splits, problem_rng, sample_inputs
 from fastscore.agreement import agree
 from fastscore.equivalence import Domain, Quantity, judge
 from fastscore.canonical import count_nodes
@@ -45,7 +45,7 @@ class Reference:
     warnings: tuple[tuple[str, str], ...] = ()
     """(check, message) pairs: probes the law or the task's context may give away."""
 
-    def target_values(self, split: str) -> np.ndarray:
+    def target_values(self, split: Split) -> np.ndarray:
         """The target values of a split."""
         return getattr(self.splits, split)[0]
 

@@ -34,7 +34,7 @@ from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.sweep import SUBMISSION_COLUMNS as SUBMISSION_TEXT
 from fastscore.solve import SolveError, SolveTimeout, solve_mechanism
 from fastscore.structure_score import recovered_quantities  # also registers the structure scorer
-from fastscore.tables import SubmissionKind
+from fastscore.tables import Status, SubmissionKind
 from fastscore.tokens import Limits, ParseError
 
 SCORED_SPLITS = {"id": "id_test", "ood": "ood_test"}
@@ -52,7 +52,7 @@ class _Candidate:
     expr: se.Basic | None = None
     text: str | None = None  # str(expr), computed once: the key of its values and verdict
     error: str | None = None
-    status: str = "ok"
+    status: Status = "ok"
     equations: tuple = ()
     solution: object = None
     seconds: float = 0.0

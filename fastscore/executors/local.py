@@ -72,7 +72,7 @@ def batches(units: Iterable[WorkUnit], size: int) -> Iterator[Batch]:
             yield Batch([(task, rows[start:start + size])])
 
 
-def failed(batch: Batch, problems: Mapping[str, Problem], status: str, error: str) -> Result:
+def failed(batch: Batch, problems: Mapping[str, Problem], status: tables.Status, error: str) -> Result:
     """The row of a lone submission the executor could not score: no ``submission_sha``,
     so that a resumed run scores it again (the failure may be the machine's)."""
     (task, (row,)), = batch.units

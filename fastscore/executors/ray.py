@@ -40,6 +40,7 @@ from fastscore.executors.local import DIED, Batch, batches, failed, timeout_erro
 from fastscore.problems import Problem
 from fastscore.score import score_task
 from fastscore.settings import Settings
+from fastscore.tables import Status
 
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
@@ -174,7 +175,7 @@ class RayExecutor:
             ray.kill(actor)
             self._actors[index] = self._new_actor()
 
-    def _failed(self, batch: Batch, retries: deque, status: str, error: str) -> Iterator[Result]:
+    def _failed(self, batch: Batch, retries: deque, status: Status, error: str) -> Iterator[Result]:
         """Split a failed batch into single submissions to retry; a single submission
         that failed on its own becomes a row with ``status``."""
         if not batch.single:
