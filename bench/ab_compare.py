@@ -3,13 +3,17 @@ noisy machine drifts from minute to minute, so back-to-back pairs are compared).
 
     python bench/ab_compare.py verdicts --base COMMIT [--rounds 10] [--passes 5]
     python bench/ab_compare.py sweep --base COMMIT [--rounds 16] [--sweep FILE.parquet]
+    python bench/ab_compare.py mechbench --base COMMIT [--rounds 10] [--passes 5] [--problems DIR]
 
 The base commit is exported (``git archive``) to a temporary folder and imported from
 there (``PYTHONPATH``; ``fastscore.kernels`` is linked to its ``kernels/``); the other
 side is this checkout.  ``verdicts``: each run does ``--passes`` passes of
 ``bench_verdicts.py``'s fastscore workload (CPU seconds a pass, with the machine check
 before it); ``sweep``: each run scores the sweep once with the local executor (wall
-seconds, and CPU seconds of the process and its children).  A first, uncounted round
+seconds, and CPU seconds of the process and its children); ``mechbench``: each run does
+``--passes`` passes of ``bench_mechbench.py``'s end-to-end workload (the planted
+submissions of every MechBench task in ``--problems``, default the shared ones; the
+fastest pass's CPU seconds, caches cleared before each pass).  A first, uncounted round
 compiles each side's kernels.  Prints one JSON line per run, then the medians and the
 median of the paired ratios (this / base).
 """
@@ -62,6 +66,38 @@ print(json.dumps(dict(value=wall, cpu=cpu)))
 """
 
 
+MECHBENCH = """
+import json, random, sys, time
+sys.path.insert(0, {tree!r} + "/bench")
+import bench_mechbench as bm
+from fastscore import caches
+from fastscore.collector import paused
+from fastscore.problems import load_problems
+from fastscore.reference import build_reference
+from fastscore.score import score_task
+from fastscore.warm import warm_up
+problems = [p for p in load_problems({problems!r}) if p.format == "mechbench"]
+warm_up()
+references = {{p.task_id: build_reference(p) for p in problems}}
+rng, batches = random.Random(7), {{}}
+for copy in (1, 2):
+    for p in problems:
+        for row in bm.study(p, copy=copy, rng=rng):
+            batches.setdefault(p.task_id, []).append(dict(config=row["kind"], run=copy, task=p.task_id,
+                mechanism=row["mechanism"], probe_replies=json.dumps(row["replies"])))
+passes = []
+for _ in range({passes}):
+    caches.clear()
+    cpu = time.process_time()
+    with paused():
+        for task, rows in batches.items():
+            score_task(references[task], rows)
+    passes.append(time.process_time() - cpu)
+print(json.dumps(dict(value=min(passes), passes=passes, rows=sum(map(len, batches.values())))))
+"""
+MECHBENCH_TASKS = ROOT.parent / "shared" / "external" / "mechbench-tasks"
+
+
 def export(commit: str, folder: Path) -> Path:
     """The tree of ``commit`` in ``folder``, importable as ``fastscore``."""
     archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
@@ -79,20 +115,21 @@ def run(tree: Path, code: str) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("verdicts", "sweep"))
+    parser.add_argument("what", choices=("verdicts", "sweep", "mechbench"))
     parser.add_argument("--base", required=True, help="the commit to compare this checkout with")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--passes", type=int, default=5)
-    parser.add_argument("--problems", default=str(PROBLEMS))
+    parser.add_argument("--problems", help=f"default: {PROBLEMS} ({MECHBENCH_TASKS} for mechbench)")
     parser.add_argument("--sweep", default="/tmp/fastscore-bench-sweep/sweep-10000-seed0-dup0.6.parquet")
     args = parser.parse_args(argv)
+    problems = args.problems or str(MECHBENCH_TASKS if args.what == "mechbench" else PROBLEMS)
+    template = {"verdicts": VERDICTS, "sweep": SWEEP, "mechbench": MECHBENCH}[args.what]
     with tempfile.TemporaryDirectory() as folder:
         trees = {"base": export(args.base, Path(folder)), "this": ROOT}
         values: dict[str, list[float]] = {"base": [], "this": []}
         for round_ in range(-1, args.rounds):  # round -1 compiles each side's kernels: not counted
             for side, tree in trees.items():
-                template = VERDICTS if args.what == "verdicts" else SWEEP
-                record = run(tree, template.format(tree=str(tree), problems=args.problems, passes=args.passes,
+                record = run(tree, template.format(tree=str(tree), problems=problems, passes=args.passes,
                                                    sweep=args.sweep))
                 if round_ >= 0:
                     values[side].append(record["value"])

@@ -15,7 +15,8 @@ real mechanisms stay small and well conditioned.  The values
 of every coefficient at the sample points are carried along in float64: a pivot must be
 finite and clearly non-zero at every point, and an entry that vanishes at every point
 is dropped, which is how a singular, dependent or inconsistent block is recognised.
-The caller checks the closed forms against the original equations.
+The float64 solution is then checked against the original equations, through their
+coefficients' values at the points (`UnsatisfiedEquation` names one that fails).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import symengine as se
 
 from fastscore.canonical import count_nodes
 
-__all__ = ["LinearBlock", "linear_block", "solve_linear"]
+__all__ = ["LinearBlock", "SingularBlock", "UnsatisfiedEquation", "linear_block", "solve_linear"]
 
 THRESHOLD = 0.1
 """A pivot at least this share of its row's largest entry (at every point) is preferred."""
@@ -70,10 +71,20 @@ class SingularBlock(ValueError):
     """The linear block has no unique solution; the message says why."""
 
 
-def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.ndarray] | None
-                 ) -> tuple[dict[str, se.Basic], dict[str, np.ndarray] | None]:
+class UnsatisfiedEquation(SingularBlock):
+    """The solution fails equation ``index`` of the block at some point: the block is
+    singular on part of the domain (a pivot cancelled to rounding there)."""
+
+    def __init__(self, index: int):
+        super().__init__(f"equation {index + 1} of the block fails at some point")
+        self.index = index
+
+
+def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.ndarray] | None, *,
+                 rtol: float = 1e-6) -> tuple[dict[str, se.Basic], dict[str, np.ndarray] | None]:
     """Closed forms of the block's unknowns and, with ``values``, their float64 values at
-    the points (raises `SingularBlock`).
+    the points (raises `SingularBlock`, or `UnsatisfiedEquation` when those values fail
+    an equation of the block beyond ``rtol``: see `unsatisfied`).
 
     ``values(exprs)`` gives the values of expressions at the sample points (shape
     ``(len(exprs), n)``), used to choose pivots that are non-zero everywhere; without it
@@ -81,6 +92,7 @@ def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.n
     rows = [dict(row) for row in block.rows]
     rhs = list(block.rhs)
     numeric = None if values is None else _initial_values(rows, rhs, values)
+    original = None if numeric is None else ([dict(row) for row in numeric.coefficients], list(numeric.rhs))
     remaining = set(block.unknowns)
     live = set(range(len(rows)))
     steps = []  # (unknown, pivot row, coefficient row, rhs) in elimination order
@@ -124,7 +136,33 @@ def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.n
                     if j != q:
                         value = value - c * solved_values[j]
                 solved_values[q] = value / coefficients[q]
+    if original is not None:
+        failed = unsatisfied(*original, solved_values, rtol)
+        if failed is not None:
+            raise UnsatisfiedEquation(failed)
     return solved, solved_values
+
+
+def unsatisfied(coefficients: Sequence[dict[str, np.ndarray]], rhs: Sequence[np.ndarray],
+                solution: dict[str, np.ndarray], rtol: float) -> int | None:
+    """The first equation ``sum_j c_ij u_j = b_i`` that ``solution`` fails at some point,
+    from the values of its coefficients and right-hand side, or None.  An equation holds
+    at a point when ``|sum_j c_ij u_j - b_i| <= rtol * max(|c_ij u_j|, |b_i|)`` (judged on
+    the scale of its terms, as sides that cancel to zero must be), or when the equation
+    itself is not finite there."""
+    with np.errstate(all="ignore"):
+        for i, (row, b) in enumerate(zip(coefficients, rhs)):
+            terms = [c * solution[j] for j, c in row.items()]
+            residual = np.sum(terms, axis=0) - b if terms else -b
+            scale = np.max(np.abs([*terms, b]), axis=0)
+            holds = np.abs(residual) <= rtol * scale
+            if not np.all(holds):
+                undefined = ~np.isfinite(b)
+                for c in row.values():
+                    undefined |= ~np.isfinite(c)
+                if not np.all(holds | undefined):
+                    return i
+    return None
 
 
 # --- numeric companions of the coefficients --------------------------------------------

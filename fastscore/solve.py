@@ -40,7 +40,7 @@ from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand,
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
-from fastscore.linear import LinearBlock, SingularBlock, linear_block, solve_linear
+from fastscore.linear import LinearBlock, SingularBlock, UnsatisfiedEquation, linear_block, solve_linear
 from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.warm import warm_up
 
@@ -304,17 +304,16 @@ class _Solver:
             self.record(name, expr)
 
     def solve_linear_block(self, block: LinearBlock, equations) -> None:
-        """A block linear in its unknowns: exact elimination (``fastscore.linear``), then
-        the closed forms are checked against the block's equations at the points."""
+        """A block linear in its unknowns: exact elimination (``fastscore.linear``), whose
+        float64 solution is checked against the block's equations at the points."""
         try:
-            solved, values = solve_linear(block, self.evaluate_many if self.points else None)
+            solved, _ = solve_linear(block, self.evaluate_many if self.points else None, rtol=self.rtol)
+        except UnsatisfiedEquation as error:
+            lhs, rhs = equations[error.index]
+            raise SolveError(f"the linear block in {listed(block.unknowns)} is singular on part of the "
+                             f"domain ({lhs} = {rhs} fails)") from None
         except SingularBlock as error:
             raise SolveError(str(error)) from None
-        if values is not None:
-            for lhs, rhs in equations:
-                if not np.all(self.satisfies(lhs, rhs, nan_ok=True, extra=values)):
-                    raise SolveError(f"the linear block in {listed(block.unknowns)} is singular on part of the "
-                                     f"domain ({lhs} = {rhs} fails)")
         for name in block.unknowns:
             self.record(name, solved[name])
 

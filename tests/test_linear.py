@@ -8,7 +8,7 @@ import symengine as se
 
 from fastscore.compile import compile_tape
 from fastscore.kernels import evaluate
-from fastscore.linear import linear_block, solve_linear
+from fastscore.linear import UnsatisfiedEquation, linear_block, solve_linear, unsatisfied
 from fastscore.parse import parse_equation
 from fastscore.solve import SolveError, solve_mechanism
 
@@ -120,3 +120,38 @@ def test_the_consistency_check_uses_the_given_rtol():
     np.testing.assert_allclose(_values(solution.law, points), 2 * points["a"])
     with pytest.raises(SolveError, match="inconsistent equations"):
         solve_mechanism(equations, knowns=["a", "b"], target="y", points=points, rtol=1e-9)
+
+
+def test_unsatisfied_names_the_first_equation_off_beyond_rtol():
+    one = np.ones(3)
+    coefficients = [{"x": one, "y": one}, {"x": one, "y": -one}]
+    rhs = [np.full(3, 2.0), np.array([0.0, 0.0, 1e-3])]  # x + y = 2 holds; x - y = 0 is off at the last point
+    solution = {"x": one, "y": one}
+    assert unsatisfied(coefficients, rhs, solution, 1e-6) == 1
+    assert unsatisfied(coefficients, rhs, solution, 1e-2) is None
+
+
+def test_unsatisfied_judges_cancelling_terms_on_their_scale_and_skips_undefined_points():
+    big = np.full(2, 1e8)
+    # 1e8*x - 1e8*y = 0 with y one rounding step above x: off by 1e-8 absolutely, 1e-16 relatively
+    coefficients = [{"x": big, "y": -big}]
+    solution = {"x": np.ones(2), "y": np.full(2, 1 + 2.0 ** -52)}
+    assert unsatisfied(coefficients, [np.zeros(2)], solution, 1e-12) is None
+    assert unsatisfied(coefficients, [np.array([0.0, 1.0])], solution, 1e-12) == 0
+    # where the equation's own coefficient is not finite, it cannot fail
+    undefined = [{"x": np.array([np.inf, 1.0])}]
+    assert unsatisfied(undefined, [np.array([5.0, 1.0])], {"x": np.ones(2)}, 1e-6) is None
+
+
+def test_solve_linear_checks_its_float64_solution_with_the_given_rtol():
+    (l1, r1), (l2, r2) = _equations("x/3 + y/7 = a", "x/11 - y = b")
+    block = linear_block([l1 - r1, l2 - r2], ["x", "y"])
+    points = _points()
+
+    def values(exprs):
+        return evaluate([compile_tape(e, ["a", "b"]) for e in exprs], np.array([points["a"], points["b"]]))
+
+    solved, found = solve_linear(block, values)
+    np.testing.assert_allclose(found["x"] / 3 + found["y"] / 7, points["a"], rtol=1e-12)
+    with pytest.raises(UnsatisfiedEquation):  # rounding alone fails a zero tolerance somewhere
+        solve_linear(block, values, rtol=0.0)
