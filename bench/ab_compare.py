@@ -11,7 +11,7 @@ side is this checkout.  ``verdicts``: each run does ``--passes`` passes of
 ``bench_verdicts.py``'s fastscore workload (CPU seconds a pass, with the machine check
 before it); ``sweep``: each run scores the sweep once with the local executor (wall
 seconds, and CPU seconds of the process and its children); ``mechbench``: each run does
-``--passes`` passes of ``bench_mechbench.py``'s end-to-end workload (the planted
+``--passes`` passes of ``bench_mechbench.py``'s end-to-end workload (the unique planted
 submissions of every MechBench task in ``--problems``, default the shared ones; the
 fastest pass's CPU seconds, caches cleared before each pass).  A first, uncounted round
 compiles each side's kernels.  Prints one JSON line per run, then the medians and the
@@ -79,10 +79,14 @@ from fastscore.warm import warm_up
 problems = [p for p in load_problems({problems!r}) if p.format == "mechbench"]
 warm_up()
 references = {{p.task_id: build_reference(p) for p in problems}}
-rng, batches = random.Random(7), {{}}
+rng, batches, planted = random.Random(7), {{}}, set()
 for copy in (1, 2):
     for p in problems:
         for row in bm.study(p, copy=copy, rng=rng):
+            submission = (p.task_id, row["mechanism"], json.dumps(row["replies"], sort_keys=True))
+            if submission in planted:
+                continue  # as bench_mechbench.py: unique submissions only
+            planted.add(submission)
             batches.setdefault(p.task_id, []).append(dict(config=row["kind"], run=copy, task=p.task_id,
                 mechanism=row["mechanism"], probe_replies=json.dumps(row["replies"])))
 passes = []

@@ -6,8 +6,10 @@ scored per second end to end, beside MechBench's own approach, in the same run.
 Tasks: the 19 real MechBench task files in ``shared/external/mechbench-tasks`` (and any
 others given with ``--problems``).  Per task, ``scripts/mechbench_study.py`` plants
 submissions with known truth (the reference mechanism, renamed, shuffled, the law alone,
-a perturbed target equation, wrong and malformed probe replies), ``--copies`` of each
-(renamed copies differ), all distinct.
+a perturbed target equation, wrong and malformed probe replies), ``--copies`` of each;
+a copy identical to one already planted (only the renamed and shuffled kinds differ
+from copy to copy) is left out, so every submission scored is unique and the rate is
+of unique submissions.
 
 fastscore: (1) ``solve_mechanism`` on each reference mechanism; (2) ``score_task`` on
 the planted submissions, end to end (solve, law verdict, probe verdicts, split metrics),
@@ -147,12 +149,15 @@ def main() -> int:
 
     # (2) planted submissions, end to end
     rng = random.Random(args.seed)
-    batches, truth = {}, {}
+    batches, truth, planted = {}, {}, set()
     for copy in range(1, args.copies + 1):
         for problem in problems:
             for row in study(problem, copy=copy, rng=rng):
-                exp = f"{row['kind']}_run{copy}"
                 probes = {p: row["replies"][p] for p in row["replies"]}
+                submission = (problem.task_id, row["mechanism"], json.dumps(probes, sort_keys=True))
+                if submission in planted:
+                    continue  # the same submission again: scored once, so not counted
+                planted.add(submission)
                 batches.setdefault(problem.task_id, []).append(
                     {"config": row["kind"], "run": copy, "task": problem.task_id, "mechanism": row["mechanism"],
                      "probe_replies": json.dumps(probes)})
@@ -211,7 +216,8 @@ def main() -> int:
                   f"MechBench's approach: median {statistics.median(sympy_values):.2f} s, max {max(sympy_values):.2f} s "
                   f"(CPU; timeouts count as {args.timeout:g} s).", "",
               "## Mechanism submissions end to end (solve, law verdict, probe verdicts, split metrics)", "",
-              f"{n_rows} unique mechanism submissions with {n_probes} probe replies; passes (CPU s): "
+              f"{n_rows} unique mechanism submissions (mechanism and probe replies) with {n_probes} probe "
+              f"replies; passes (CPU s): "
               + ", ".join(f"{p:.2f}" for p in passes) + f"; median {cpu:.2f} s.", "",
               "| scorer | per submission | submissions/s (one core) | ratio |", "|---|---|---|---|",
               f"| fastscore `score_task` | {1000 * per_fastscore:.2f} ms | {n_rows / cpu:,.0f} | 1x |",

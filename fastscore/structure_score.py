@@ -65,6 +65,7 @@ class ReferenceStructure:
     bags: tuple
     names: tuple[frozenset[str], ...]
     quantities: Mapping[str, Quantity]
+    by_expr: Mapping[se.Basic, str]  # the closed form of each quantity that has one -> its name
     screen: np.ndarray  # values of ``quantities`` at the screening points, one row each
     error: str | None  # why the quantities are unavailable (the reference mechanism did not solve)
 
@@ -104,8 +105,10 @@ def _prepare(reference: Reference) -> ReferenceStructure | None:
                 quantities[name] = Quantity(None, values[name])
     screen = np.array([q.values[_screen_columns(reference)] for q in quantities.values()]).reshape(
         len(quantities), -1)
+    by_expr = {q.expr: name for name, q in reversed(quantities.items()) if q.expr is not None}
     return ReferenceStructure(graph=graph, bags=tuple(equation_shapes(*e) for e in equations),
-                              names=tuple(_names(e) for e in equations), quantities=quantities, screen=screen,
+                              names=tuple(_names(e) for e in equations), quantities=quantities, by_expr=by_expr,
+                              screen=screen,
                               error=None if solution is not None else f"reference mechanism: {error}")
 
 
@@ -187,7 +190,12 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
     found = {name: () for name in prepared.quantities}
     if not internal:
         return found
-    values = solution.values(internal, points_of(reference))
+    # a closed form that is a reference quantity's own has its values already
+    same = {n: prepared.by_expr[e] for n in internal
+            if (e := solution.expressions.get(n)) is not None and e in prepared.by_expr}
+    rest = [n for n in internal if n not in same]
+    values = solution.values(rest, points_of(reference)) if rest else {}
+    values.update((n, prepared.quantities[name].values) for n, name in same.items())
     columns = _screen_columns(reference)
     submitted = np.array([values[n][columns] for n in internal])
     share = _screen(prepared.screen, submitted)

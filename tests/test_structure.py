@@ -81,6 +81,25 @@ def test_identical_renamed_and_shuffled_copies_score_exactly_one():
     assert _graph_score(coupled, ["y = q*p", "q - p = z", "x = p + q"]) == 1.0
 
 
+def test_the_same_graph_is_matched_to_itself_as_the_search_would():
+    from fastscore.structure import _Search
+    for texts in (CHAIN, ["a + b = x", "a - b = z", "y = a*b"], ["h1 = x*z", "g = h1*z", "h2 = g + x", "y = h2**2"]):
+        reference, shuffled = _graph(texts), _graph([_swap(t) for t in reversed(texts)])
+        match = graph_similarity(reference, shuffled)
+        assert (match.score, match.exact, match.steps) == (1.0, True, 0)
+        assert match.mapping == {n: n for n in reference.internal}
+        search = _Search(reference, shuffled, 10**6)  # what the search finds on the same pair
+        value, _ = search.run()
+        assert match.common_edges == search.fixed + value and match.common_nodes == len(reference.roles)
+    # a renamed copy is not the same graph: the search matches it
+    assert graph_similarity(_graph(CHAIN), _graph(["h1 = x*z", "q = h1 + x", "y = q**2"])).steps > 0
+
+
+def _swap(text):
+    left, right = text.split("=")
+    return f"{right.strip()} = {left.strip()}"
+
+
 def test_one_equation_changed_keeps_the_graph():
     assert _graph_score(CHAIN, ["h1 = 2*x*z", "h2 = h1 + x", "y = h2**2"]) == 1.0
 
