@@ -54,12 +54,7 @@ class Precise:
         self._large = count_nodes(expr) > MAX_TREE_NODES
 
     def value(self, point: Mapping[str, float], *, digits: int) -> float:
-        """The value at ``point``, rounded to float; NaN unless finite and real (memoised
-        per evaluator and point: a reference side is re-checked at the same points for
-        every candidate compared with it)."""
-        return _value(self, tuple(float(point[name]) for name in self.symbols), digits)
-
-    def _value(self, point: Mapping[str, float], digits: int) -> float:
+        """The value at ``point``, rounded to float; NaN unless finite and real."""
         result = self.number(point, digits=digits)
         if result is None:
             return self._walk(point, digits)
@@ -97,12 +92,6 @@ class Precise:
             if isinstance(value, mpmath.mpc) or not mpmath.isfinite(value):
                 return float("nan")
             return float(value)
-
-
-@memoized(1 << 15)
-def _value(precise: Precise, values: tuple[float, ...], digits: int) -> float:
-    """``Precise.value`` at the point where its symbols take ``values`` (in order)."""
-    return precise._value(dict(zip(precise.symbols, values)), digits)
 
 
 @memoized(1 << 14)

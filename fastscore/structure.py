@@ -68,8 +68,8 @@ from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.blocks import blocks as _blocks, match as _match
 from fastscore.closed_forms import names_of
 
-__all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "graph_similarity",
-           "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
+__all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "fixed_numbers",
+           "graph_similarity", "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
 
 EXPLICIT, IMPLICIT, UNDER, OVER = "explicit", "implicit", "under-determined", "over-determined"
 INTERNAL, TARGET = "internal", "target"
@@ -142,6 +142,33 @@ def mechanism_graph(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Coll
             (roles or {}).get(name, "known")
     return MechanismGraph(target=target, roles=role, edges=frozenset(edges), blocks=tuple(blocks),
                           equations=tuple(equations))
+
+
+def fixed_numbers(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Collection[str],
+                  target: str) -> list[tuple[se.Basic, se.Basic]]:
+    """``equations`` with every name that one equation fixes to a number (``k = 1.4``,
+    ``2.5e-3 = mu``, or ``mu = k*f`` once ``k`` and ``f`` are) substituted into the others
+    and that equation left out, until none is left: the structure scores compare
+    mechanisms so.  A coefficient is a number, not a quantity of the structure, however
+    it is written: a task's own undeclared coefficients are substituted already, and a
+    copy of its mechanism that keeps the ``k = 1.4`` lines (or a renamed copy, or one
+    with the numbers written in) has the same graph and ASTs.  A name fixed by two such
+    equations, a known and the target are left as they are."""
+    known = set(knowns)
+    equations = list(equations)
+    while True:
+        definitions: dict[se.Basic, list[tuple[int, se.Basic]]] = {}
+        for i, (lhs, rhs) in enumerate(equations):
+            for side, other in ((lhs, rhs), (rhs, lhs)):
+                if side.is_Symbol and side.name not in known and side.name != target and not other.free_symbols:
+                    definitions.setdefault(side, []).append((i, other))
+        fixed = {name: found[0] for name, found in definitions.items() if len(found) == 1}
+        if not fixed:
+            return equations
+        dropped = {i for i, _ in fixed.values()}
+        values = {name: value for name, (_, value) in fixed.items()}
+        equations = [(lhs.xreplace(values), rhs.xreplace(values)) for i, (lhs, rhs) in enumerate(equations)
+                     if i not in dropped]
 
 
 def _alternating_reach(starts, neighbours, partner) -> tuple[set, set]:
@@ -284,6 +311,9 @@ class _Search:
                 self.successors[b_index[u]].append(b_index[v])
                 self.predecessors[b_index[v]].append(b_index[u])
         a_internal = [(a_index[u], a_index[v]) for u, v in reference.edges if u in a_index and v in a_index]
+        # no map keeps more edges than either graph has at its internal nodes
+        self.limit = min(sum(u in index or v in index for u, v in edges)
+                         for index, edges in ((a_index, reference.edges), (b_index, submitted.edges)))
         self.order = self._order(a_internal, anchor_gain)
         position = {u: k for k, u in enumerate(self.order)}
         self.gain = [list(anchor_gain[u]) for u in self.order]
@@ -332,7 +362,7 @@ class _Search:
     def run(self) -> tuple[int, dict[str, str]]:
         self.assign: list[int | None] = [None] * len(self.order)
         self.used = [False] * len(self.b)
-        self.ceiling = self._bound(0)
+        self.ceiling = min(self._bound(0), self.limit)  # reached: the map found is optimal
         self._visit(0, 0, max(0, len(self.a) - len(self.b)))
         mapping = {self.a[self.order[k]]: self.b[j] for k, j in enumerate(self.best_map) if j is not None}
         return max(self.best, 0), dict(sorted(mapping.items()))

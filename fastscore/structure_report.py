@@ -163,9 +163,10 @@ def _pair_figure(problem, texts: Counter, path: Path) -> tuple[int, int, float] 
     from fastscore.graph_task import reference_graph
     from fastscore.answers import constant_substitutions
     from fastscore.structure import fingerprint, graph_similarity, mechanism_graph
-    from fastscore.structure_score import parse_submitted, roles_of
+    from fastscore.structure_score import compared_graph, parse_submitted, roles_of
     from fastscore.tokens import ParseError
     reference = reference_graph(problem).graph
+    compared, _ = compared_graph(problem, reference.equations)
     constants = constant_substitutions(problem)
     groups: dict[tuple, list] = {}
     for text, count in texts.most_common(MAX_TEXTS):
@@ -174,7 +175,7 @@ def _pair_figure(problem, texts: Counter, path: Path) -> tuple[int, int, float] 
         except (ParseError, ValueError):
             continue
         graph = mechanism_graph(equations, problem.known_names, problem.target.name, roles_of(problem))
-        score = graph_similarity(reference, graph).score
+        score = graph_similarity(compared, compared_graph(problem, equations)[0]).score  # as the score columns
         if score < 1.0:
             group = groups.setdefault(fingerprint(graph), [0, graph, score])
             group[0] += count

@@ -11,6 +11,11 @@ Against the problem's own mechanism (``fastscore.structure`` defines the scores)
   64 domain points), then ``fastscore.equivalence.judge`` decides (proven or numeric);
 - ``structure_note``: why a column is null or approximate, else null.
 
+The graph and AST scores compare the two mechanisms with their fixed numbers
+substituted (``fastscore.structure.fixed_numbers``: a ``k = 1.4`` line is a
+coefficient, not structure), so a copy of the task's mechanism scores 1 whether it
+keeps the task's coefficient lines or writes the numbers in.
+
 A mechanism that parses but does not solve (under- or over-determined, inconsistent,
 timed out) still gets its graph and AST scores from its equations; having no values,
 its ``n_quantities_recovered`` is null. A phenomenal submission, a mechanism that does
@@ -40,7 +45,8 @@ from fastscore.reference import Reference, reference_equations
 from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer
 from fastscore.settings import Settings
 from fastscore.solve import Solution
-from fastscore.structure import MechanismGraph, ast_similarity, equation_shapes, graph_similarity, mechanism_graph
+from fastscore.structure import (MechanismGraph, ast_similarity, equation_shapes, fixed_numbers, graph_similarity,
+                                 mechanism_graph)
 from fastscore.tables import STRUCTURE_SCHEMA
 from fastscore.tokens import ParseError
 
@@ -58,10 +64,12 @@ def roles_of(problem: Problem) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ReferenceStructure:
-    """The reference side, prepared once per reference: its graph, equation bags and
-    the values of its internal quantities."""
+    """The reference side, prepared once per reference: its graph, the graph and
+    equation bags it is compared by (its fixed numbers substituted) and the values of its
+    internal quantities."""
 
     graph: MechanismGraph
+    compared: MechanismGraph
     bags: tuple
     names: tuple[frozenset[str], ...]
     quantities: Mapping[str, Quantity]
@@ -106,10 +114,20 @@ def _prepare(reference: Reference) -> ReferenceStructure | None:
     screen = np.array([q.values[_screen_columns(reference)] for q in quantities.values()]).reshape(
         len(quantities), -1)
     by_expr = {q.expr: name for name, q in reversed(quantities.items()) if q.expr is not None}
-    return ReferenceStructure(graph=graph, bags=tuple(equation_shapes(*e) for e in equations),
+    compared, equations = compared_graph(reference.problem, equations)
+    return ReferenceStructure(graph=graph, compared=compared,
+                              bags=tuple(equation_shapes(*e) for e in equations),
                               names=tuple(_names(e) for e in equations), quantities=quantities, by_expr=by_expr,
                               screen=screen,
                               error=None if solution is not None else f"reference mechanism: {error}")
+
+
+def compared_graph(problem: Problem, equations) -> tuple[MechanismGraph, list]:
+    """What the structure scores compare of a mechanism for ``problem``: its equations
+    with their fixed numbers substituted (`fixed_numbers`), and their graph."""
+    target = problem.target.name
+    equations = fixed_numbers(equations, problem.known_names, target)
+    return mechanism_graph(equations, problem.known_names, target, roles_of(problem)), equations
 
 
 def points_of(reference: Reference) -> dict[str, np.ndarray]:
@@ -151,8 +169,8 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
         equations = list(equations) or parse_submitted(reference.problem, reference.constants, mechanism)
     except (ParseError, ValueError):
         return {**fields, "structure_note": "the mechanism does not parse"}
-    graph = mechanism_graph(equations, reference.knowns, reference.problem.target.name)
-    match = graph_similarity(prepared.graph, graph, max_steps=settings.structure_steps)
+    graph, equations = compared_graph(reference.problem, equations)
+    match = graph_similarity(prepared.compared, graph, max_steps=settings.structure_steps)
     ast = ast_similarity(prepared.bags, [equation_shapes(*e) for e in equations], reference_names=prepared.names,
                          submitted_names=[_names(e) for e in equations], mapping=match.mapping)
     fields.update(structure_graph_score=match.score, structure_ast_score=ast.score)

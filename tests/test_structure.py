@@ -17,14 +17,15 @@ from fastscore.reference import build_reference
 from fastscore.report import write_report
 from fastscore.run import score_sweep
 from fastscore.score import score_task
-from fastscore.structure import (EXPLICIT, IMPLICIT, UNDER, ast_similarity, equation_shapes, graph_similarity,
-                                 mechanism_graph)
+from fastscore.structure import (EXPLICIT, IMPLICIT, UNDER, ast_similarity, equation_shapes, fixed_numbers,
+                                 graph_similarity, mechanism_graph)
 from fastscore.structure_report import gap_table
 from fastscore.structure_score import STRUCTURE_COLUMNS
 from fastscore.tables import STRUCTURE_MEANS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "problems" / "example"
+MECHBENCH = ROOT.parent / "shared" / "external" / "mechbench-tasks"
 KNOWNS = {"x", "z", "w"}
 # nodes x, z, h1, h2, y; edges x->h1, z->h1, h1->h2, x->h2, h2->y: |V| + |E| = 10
 CHAIN = ["h1 = x*z", "h2 = h1 + x", "y = h2**2"]
@@ -195,6 +196,33 @@ def test_a_huge_mechanism_is_bounded_by_the_step_cap():
     assert cap < match.steps <= cap + 62 * 61
     renamed = [text.replace("h", "q") for text in a]
     assert graph_similarity(_graph(a), _graph(renamed), max_steps=cap).score == 1.0
+
+
+def test_fixed_numbers_are_substituted_until_none_is_left():
+    equations = _equations(["k = 1.4", "2.5 = mu", "g = k*mu", "h1 = g*x", "y = h1 + z"])
+    assert [tuple(map(str, e)) for e in fixed_numbers(equations, KNOWNS, "y")] == [("h1", "(7/2)*x"), ("y", "h1 + z")]
+    # a name fixed twice, a known and the target stay; a number-free equation is kept
+    kept = _equations(["k = 1", "k = 2", "x = 3", "y = 4", "h1 = k*x"])
+    assert fixed_numbers(kept, KNOWNS, "y") == kept
+
+
+def test_a_copy_of_a_task_mechanism_with_its_coefficient_lines_scores_one():
+    """A MechBench task's fixed coefficients (``charge = 1.602176634e-19``, undeclared) are
+    substituted in the reference; a copy of its mechanism text keeps them as lines."""
+    problem = next(p for p in load_problems(MECHBENCH) if p.task_id == "Hall Response - Original")
+    reference = build_reference(problem)
+    formulas = [m["formula"] for m in problem.task["mechanism_model"]]
+    assert any(f.startswith("charge =") for f in formulas)
+    internal = sorted({v.name for v in problem.intermediates} | {c.name for c in problem.coefficients}, key=len)
+    renamed = "\n".join(formulas)
+    for i, name in enumerate(reversed(internal)):  # longest first, whole words
+        renamed = re.sub(rf"\b{name}\b", f"q{i}", renamed)
+    inline = "\n".join(f for f in formulas if not any(f.startswith(f"{c.name} =") for c in problem.coefficients))
+    for coefficient in problem.coefficients:
+        inline = re.sub(rf"\b{coefficient.name}\b", coefficient.formula, inline)
+    for text in ("\n".join(formulas), renamed, inline):
+        row = _score(reference, mechanism=text)
+        assert row["p_equivalent"] and row["structure_graph_score"] == 1.0 and row["structure_ast_score"] == 1.0
 
 
 # ------------------------------------------ score rows: recovery by value, notes
