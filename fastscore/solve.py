@@ -362,7 +362,8 @@ class _Solver:
         """Closed form of ``name`` from one equation, branch chosen over the points."""
         x = se.Symbol(name)
         forms = closed_forms(lhs, rhs, x)
-        if forms is not None and len(forms) == 1 and not (self.points and even_root_of(lhs - rhs, x)):
+        explicit = (lhs == x and not has(rhs, x)) or (rhs == x and not has(lhs, x))  # x is under no root
+        if forms is not None and len(forms) == 1 and (explicit or not (self.points and even_root_of(lhs - rhs, x))):
             return forms[0]
         if forms is None:
             forms = self.sympy_forms(lhs - rhs, x)
