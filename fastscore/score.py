@@ -23,6 +23,7 @@ import symengine as se
 
 from fastscore.agreement import agree
 from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
+from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.equivalence import Quantity, Verdict, judge
@@ -245,14 +246,27 @@ def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candida
     problem = reference.problem
     names = (*reference.knowns, problem.target.name)
     limits = settings.limits
-    equations = [parse_equation(text, names=names, allow_new_names=True, limits=limits)
-                 for text in split_equations(mechanism, limits=limits)]
-    equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
+    equations = [_equation(text, names, limits) for text in split_equations(mechanism, limits=limits)]
+    if reference.constants:
+        equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
     solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
-    nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
+    nodes = tuple(_nodes(lhs) + _nodes(rhs) for lhs, rhs in equations)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
                       solution=solution, nodes=nodes)
+
+
+@memoized(1 << 12)
+def _equation(text: str, names: tuple[str, ...], limits: Limits) -> tuple[se.Basic, se.Basic]:
+    """One equation of a submitted mechanism (memoised: a task's submissions share most
+    of their equations; a text that does not parse raises each time)."""
+    return parse_equation(text, names=names, allow_new_names=True, limits=limits)
+
+
+@memoized(1 << 12)
+def _nodes(expr: se.Basic) -> int:
+    """``count_nodes`` of an equation side (memoised, as `_equation`)."""
+    return count_nodes(expr)
 
 
 def _parse_answers(reference: Reference, probes: str | None, replies: str | None,
