@@ -211,12 +211,13 @@ class _Compiler:
     of a sum and the factors of a product are emitted without one, so a tree of up to
     about three times ``MAX_TREE_NODES`` nodes compiles as a tree)."""
 
-    __slots__ = ("index", "n_variables", "budget")
+    __slots__ = ("index", "n_variables", "budget", "emitted")
 
     def __init__(self, index: dict[str, int]):
         self.index = index
         self.n_variables = 0
         self.budget = MAX_TREE_NODES
+        self.emitted: dict[se.Basic, tuple[Code, int]] | None = {}  # subexpression -> (its code, its nodes)
 
     def emit(self, expr: se.Basic) -> Code:
         self.budget -= 1
@@ -225,7 +226,25 @@ class _Compiler:
         method = _EMIT.get(type(expr))
         if method is None:
             return self._other(expr)
-        return method(self, expr)
+        if self.emitted is None or method in _LEAVES:
+            return method(self, expr)
+        return self._remembered(expr, method)
+
+    def _remembered(self, expr: se.Basic, method, *args) -> Code:
+        """``method(expr, *args)``, once per distinct subexpression: one the tree repeats (a
+        solved law shares its parts many times over) has its code copied, the same
+        instructions at a list copy's cost (and its nodes still count in the budget)."""
+        known = self.emitted.get(expr)
+        if known is not None:
+            code, nodes = known
+            self.budget -= nodes
+            if self.budget < 0:
+                raise _TreeTooLarge
+            return code.copy()
+        budget = self.budget
+        code = method(self, expr, *args)
+        self.emitted[expr] = (code.copy(), budget - self.budget)
+        return code
 
     def _symbol(self, expr: se.Basic) -> Code:
         name = str(expr)
@@ -276,7 +295,10 @@ class _Compiler:
             if type(term) is se.Mul:
                 args = term.args
                 negative = _is_negative(args[0]) if args[0].is_Number else False
-                code = self.emit(-term) if negative else self._mul(term, args)
+                if negative:
+                    code = self.emit(-term)
+                else:
+                    code = self._mul(term, args) if self.emitted is None else self._remembered(term, _Compiler._mul, args)
             else:
                 negative = False
                 code = self.emit(term)
@@ -318,7 +340,8 @@ class _Compiler:
                         value = _constant_value(exponent)
                         denominator.append(self._power(code, -value, _is_third(exponent, value)))
                     continue
-                code = self._pow(factor, pow_args)
+                code = self._pow(factor, pow_args) if self.emitted is None else \
+                    self._remembered(factor, _Compiler._pow, pow_args)
             else:
                 code = self.emit(factor)
             if code.constant is not None:
@@ -406,6 +429,7 @@ class _SharingCompiler(_Compiler):
     def __init__(self, index: dict[str, int], expr: se.Basic):
         super().__init__(index)
         self.budget = float("inf")
+        self.emitted = None  # repeats are shared by reference here
         self.uses = _uses(expr)
         self.shared: dict[se.Basic, tuple[int, int] | None] = {}  # -> (body, depth), None: not shareable
         self.bodies: list[tuple[list[int], list[float]]] = []
@@ -513,3 +537,5 @@ _EMIT = {
     )},
 }
 """Exact node class -> emitter (numbers and constants by their SymEngine classes)."""
+_LEAVES = frozenset({_Compiler._symbol, _Compiler._constant})
+"""Emitters of leaves: cheaper to emit again than to look up."""

@@ -38,6 +38,10 @@ class Code:
         self.constant = constant
         self.variable = variable
 
+    def copy(self) -> Code:
+        """A code with the same instructions, to be consumed apart from this one."""
+        return Code(self.ops.copy(), self.args.copy(), self.depth, self.constant, self.variable)
+
     def then(self, code: int, arg: float = 0.0) -> Code:
         """Append one in-place (depth-neutral) instruction."""
         self.ops.append(code)

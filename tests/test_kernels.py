@@ -391,6 +391,35 @@ def test_a_shared_compilation_gives_the_bits_of_the_tree(monkeypatch):
     assert np.array_equal(together.view(np.int64), alone.view(np.int64))
 
 
+def test_a_repeated_subexpression_is_emitted_once_into_the_same_tape(monkeypatch):
+    """A tree that repeats its parts (as a solved mechanism's law does) compiles to the
+    instructions a compiler without the memo of emitted parts writes, and a repeat still
+    counts its nodes against the tree limit."""
+    names = ["x", "y"]
+    part = x * y / (1 + x) - 3 * y ** 2
+    exprs = [part ** 2 + se.sin(part) * part - 1 / part, _chain(5, x * 2 + y) * (x + y) - _chain(5, x * 2 + y)]
+    remembered = [compile_tape(e, names) for e in exprs]
+    initialise = tape_module._Compiler.__init__
+
+    def without_memo(self, index):
+        initialise(self, index)
+        self.emitted = None
+
+    monkeypatch.setattr(tape_module._Compiler, "__init__", without_memo)
+    for tape, e in zip(remembered, exprs):
+        plain = compile_tape(e, names)
+        assert np.array_equal(tape.ops, plain.ops) and np.array_equal(tape.args.view(np.int64),
+                                                                      plain.args.view(np.int64))
+    monkeypatch.undo()
+    calls = []
+    emit = tape_module._Compiler._mul
+    monkeypatch.setattr(tape_module._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
+    compile_tape(exprs[0], names)
+    assert len(calls) <= 4  # part's products once each, not once per repeat
+    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 40)
+    assert opcodes.STORE in compile_tape(exprs[1], names).ops  # repeats counted: past the limit, shared
+
+
 def test_a_huge_shared_constant_is_refused_not_folded():
     with pytest.raises(UnsupportedExpression, match="too large"):
         compile_tape(_chain(12, se.Integer(2)).subs({y: se.Rational(1, 5)}) + x, ["x"])
