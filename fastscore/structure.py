@@ -160,15 +160,16 @@ def fixed_numbers(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Collec
         definitions: dict[se.Basic, list[tuple[int, se.Basic]]] = {}
         for i, (lhs, rhs) in enumerate(equations):
             for side, other in ((lhs, rhs), (rhs, lhs)):
-                if side.is_Symbol and side.name not in known and side.name != target and not other.free_symbols:
+                if side.is_Symbol and side.name not in known and side.name != target and not names_of(other):
                     definitions.setdefault(side, []).append((i, other))
         fixed = {name: found[0] for name, found in definitions.items() if len(found) == 1}
         if not fixed:
             return equations
         dropped = {i for i, _ in fixed.values()}
         values = {name: value for name, (_, value) in fixed.items()}
-        equations = [(lhs.xreplace(values), rhs.xreplace(values)) for i, (lhs, rhs) in enumerate(equations)
-                     if i not in dropped]
+        names = {name.name for name in values}
+        equations = [(lhs.xreplace(values), rhs.xreplace(values)) if names & (names_of(lhs) | names_of(rhs))
+                     else (lhs, rhs) for i, (lhs, rhs) in enumerate(equations) if i not in dropped]
 
 
 def _alternating_reach(starts, neighbours, partner) -> tuple[set, set]:
@@ -449,8 +450,10 @@ def _shape(expr: se.Basic, bag: Counter) -> int:
     return code
 
 
+@memoized(1 << 12)
 def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
-    """The bag (multiset) of subtree shapes of ``lhs = rhs`` (module doc)."""
+    """The bag (multiset) of subtree shapes of ``lhs = rhs`` (module doc); memoised (a
+    task's submissions share most of their equations), so not to be changed."""
     bag: Counter = Counter()
     sides = sorted((_shape(lhs, bag), _shape(rhs, bag)))
     bag[hash((_EQUALS, *sides))] += 1
