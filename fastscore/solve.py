@@ -193,6 +193,13 @@ def compile_block(residuals: Sequence[se.Basic], given: Sequence[str], unknowns:
     return Block(batch, tuple(given), tuple(unknowns))
 
 
+def _residual(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
+    """``lhs - rhs`` with the two sides in the order of their text, so that ``a = b`` and
+    ``b = a`` give the same residual (and a linear block the same closed forms, not
+    just equal ones: a mechanism written with its sides swapped derives the same law)."""
+    return lhs - rhs if str(lhs) <= str(rhs) else rhs - lhs
+
+
 def _evaluable(expr: se.Basic) -> bool:
     """Whether the kernels can evaluate ``expr`` (every node has an instruction)."""
     try:
@@ -268,7 +275,7 @@ class _Solver:
         self.check_budget()
         equations = [(self.substitute(lhs), self.substitute(rhs)) for lhs, rhs in equations]
         if len(unknowns) > 1:
-            linear = linear_block([lhs - rhs for lhs, rhs in equations], unknowns)
+            linear = linear_block([_residual(lhs, rhs) for lhs, rhs in equations], unknowns)
             if linear is not None:
                 self.solve_linear_block(linear, equations)
                 return
