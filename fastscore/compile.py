@@ -37,7 +37,7 @@ from fastscore.instructions import DEPTH, Code, binary, chain, push_const
 from fastscore.kernels import opcodes as op
 from fastscore.kernels.tape import Tape
 
-__all__ = ["MAX_POWI", "MAX_TREE_NODES", "UnsupportedExpression", "compile_tape"]
+__all__ = ["MAX_POWI", "MAX_TREE_NODES", "UnsupportedExpression", "compile_tape", "constant_value"]
 
 MAX_POWI = 32
 """Largest ``|n|`` emitted as POWI; larger integer exponents use POW (libm ``pow``)."""
@@ -119,6 +119,12 @@ def _variable_index(variables: Sequence[str]) -> tuple[dict[str, int], tuple[str
 def _names_index(variables: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
     """``_variable_index`` of a tuple (not read back unless its names are strings)."""
     return _variable_index(list(variables))
+
+
+def constant_value(expr: se.Basic) -> float:
+    """Float64 value of an expression without free symbols, as a tape pushes it (NaN
+    when not real; raises UnsupportedExpression for ``oo``, ``zoo``, ``nan``)."""
+    return _constant_value(expr)
 
 
 def _constant_value(expr: se.Basic) -> float:

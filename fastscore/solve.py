@@ -37,7 +37,7 @@ from fastscore.blocks import blocks, listed, match
 from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
-from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.compile import UnsupportedExpression, compile_tape, constant_value
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, UnsatisfiedEquation, linear_block, solve_linear
@@ -252,9 +252,18 @@ class _Solver:
         missing = set(variables) - env.keys()
         if missing:
             raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
-        tapes = [compile_tape(e, variables) for e in exprs]
         n = len(next(iter(env.values()))) if env else 1
-        return evaluate(tapes, _stack(env, variables, n))
+        compound = [i for i, e in enumerate(exprs) if not e.is_Number]  # a number needs no tape
+        if len(compound) == len(exprs):
+            return evaluate([compile_tape(e, variables) for e in exprs], _stack(env, variables, n))
+        values = np.empty((len(exprs), n))
+        if compound:
+            values[compound] = evaluate([compile_tape(exprs[i], variables) for i in compound],
+                                        _stack(env, variables, n))
+        for i, e in enumerate(exprs):
+            if e.is_Number:
+                values[i] = constant_value(e)
+        return values
 
     # -- results
 
