@@ -174,6 +174,8 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
     numerator, _ = difference.as_numer_denom()
     if _expands_to_zero(numerator):
         return "rational"
+    if expansion_size(numerator) > MAX_EXPANDED_TERMS:
+        return None  # the ratio rule's numerator minus denominator is the same cross product
     if b != 0:
         ratio_numerator, ratio_denominator = (a / b).as_numer_denom()
         if _expands_to_zero(ratio_numerator - ratio_denominator):
