@@ -233,9 +233,11 @@ def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
                      max_steps: int = DEFAULT_STEPS) -> GraphMatch:
     """Similarity of two dependency graphs up to renaming internal quantities (module doc).
     The same graph (the same nodes, internal ones and edges: a copy of the mechanism,
-    however its equations are ordered or written) is matched to itself without a search."""
-    if submitted.edges == reference.edges and _anchored(submitted) == _anchored(reference):
-        return GraphMatch(score=1.0, mapping={n: n for n in reference.internal}, common_nodes=len(reference.roles),
+    however its equations are ordered or written) is matched to itself without a search,
+    and so is a renamed copy whose internal nodes colour refinement tells apart (`_renamed`)."""
+    mapping = _renamed(reference, submitted)
+    if mapping is not None:
+        return GraphMatch(score=1.0, mapping=mapping, common_nodes=len(reference.roles),
                           common_edges=len(reference.edges), exact=True, steps=0)
     search = _Search(reference, submitted, max_steps)
     value, mapping = search.run()
@@ -246,6 +248,31 @@ def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
     total = len(reference.roles) + len(reference.edges) + len(submitted.roles) + len(submitted.edges)
     return GraphMatch(score=2 * (common_nodes + common_edges) / total, mapping=mapping, common_nodes=common_nodes,
                       common_edges=common_edges, exact=not search.stopped, steps=search.steps)
+
+
+def _renamed(reference: MechanismGraph, submitted: MechanismGraph) -> dict[str, str] | None:
+    """The map of ``reference``'s internal nodes onto ``submitted``'s when the two graphs
+    are the same up to renaming them and that map is the only one: the same graph (the
+    identity), or internal nodes whose refined colours are all distinct and pair up, with
+    every edge kept.  Then the search would find that map and score 1; None otherwise."""
+    if len(submitted.edges) != len(reference.edges) or len(submitted.roles) != len(reference.roles):
+        return None
+    if _anchored(submitted) == _anchored(reference):
+        return {n: n for n in reference.internal} if submitted.edges == reference.edges else None
+    anchors = {n for n, anchor in _anchored(reference).items() if anchor}
+    if anchors != {n for n, anchor in _anchored(submitted).items() if anchor}:
+        return None
+    by_colour = {c: n for n, c in submitted.colours.items()}
+    if len(by_colour) != len(submitted.colours) or len({c for c in reference.colours.values()}) != len(by_colour):
+        return None
+    mapping = {n: by_colour.get(c) for n, c in reference.colours.items()}
+    if None in mapping.values():
+        return None
+    def image(n: str) -> str:
+        return mapping.get(n, n)
+    if {(image(u), image(v)) for u, v in reference.edges} != submitted.edges:
+        return None
+    return dict(sorted(mapping.items()))
 
 
 def _anchored(graph: MechanismGraph) -> dict[str, bool]:

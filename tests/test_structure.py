@@ -92,8 +92,18 @@ def test_the_same_graph_is_matched_to_itself_as_the_search_would():
         search = _Search(reference, shuffled, 10**6)  # what the search finds on the same pair
         value, _ = search.run()
         assert match.common_edges == search.fixed + value and match.common_nodes == len(reference.roles)
-    # a renamed copy is not the same graph: the search matches it
-    assert graph_similarity(_graph(CHAIN), _graph(["h1 = x*z", "q = h1 + x", "y = q**2"])).steps > 0
+    # a renamed copy whose nodes colour refinement tells apart: the one map, as the search finds it
+    renamed = _graph(["q7 = x*z", "a = q7 + x", "y = a**2"])
+    match = graph_similarity(_graph(CHAIN), renamed)
+    assert (match.score, match.exact, match.steps) == (1.0, True, 0) and match.mapping == {"h1": "q7", "h2": "a"}
+    value, mapping = _Search(_graph(CHAIN), renamed, 10**6).run()
+    assert mapping == match.mapping
+    # two interchangeable quantities (an automorphism): colours cannot pick the map, the search does
+    symmetric = ["h1 = x*z", "h2 = x*z", "y = h1 + h2"]
+    match = graph_similarity(_graph(symmetric), _graph([t.replace("h1", "p").replace("h2", "q") for t in symmetric]))
+    assert match.score == 1.0 and match.steps > 0
+    # a renamed copy with one edge moved is not matched by colours
+    assert graph_similarity(_graph(CHAIN), _graph(["q7 = x*z", "a = q7 + z", "y = a**2"])).steps > 0
 
 
 def _swap(text):
