@@ -239,11 +239,11 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
     """The (row, unknown) usable as a pivot that is homogeneous (zero right-hand side),
     then large in its row (at least ``THRESHOLD`` of the row's largest entry at every
     point: threshold partial pivoting, which keeps the entries from growing), then of
-    least fill-in (Markowitz), then of smallest coefficient, then first by the text of the
-    pivot, its right-hand side and its row (`_content`), so that the order the equations
-    come in does not change the closed forms.  Rows with a source term go last, so the
-    closed forms are quotients and products rather than differences of similar values
-    (``E_T - E_free`` from a conservation law loses digits in float64)."""
+    least fill-in (Markowitz), then of smallest coefficient, then the first in the order the
+    equations came in (the author's order gives closed forms closest to the task's own
+    formulas, so the most proofs).  Rows with a source term go last, so the closed forms
+    are quotients and products rather than differences of similar values (``E_T -
+    E_free`` from a conservation law loses digits in float64)."""
     column_count = {u: 0 for u in remaining}
     for i in live:
         for j in rows[i]:
@@ -256,22 +256,10 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
             if j not in remaining or not _usable(numeric, i, j):
                 continue
             small = largest is not None and not np.all(np.abs(numeric.coefficients[i][j]) >= THRESHOLD * largest)
-            key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1), _size(rows[i][j]))
+            key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1), _size(rows[i][j]), i, j)
             if best is None or key < best[0]:
-                best, tied = (key, i, j), []
-            elif key == best[0]:
-                tied.append((i, j))
-    if best is None:
-        return None
-    if not tied:
-        return best[1:]
-    return min([best[1:], *tied], key=lambda pick: (_content(rows, rhs, *pick), pick))
-
-
-def _content(rows, rhs, i: int, j: str) -> tuple[str, str, tuple[str, ...]]:
-    """What a pivot choice is decided by past the numbers: the text of the pivot, of its
-    row's right-hand side and of its row's coefficients (none depends on the row's index)."""
-    return str(rows[i][j]), str(rhs[i]), tuple(sorted(str(c) for c in rows[i].values()))
+                best = (key, i, j)
+    return None if best is None else best[1:]
 
 
 def _singular_reason(rows, rhs, live, remaining, numeric) -> str:

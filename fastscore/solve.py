@@ -194,10 +194,13 @@ def compile_block(residuals: Sequence[se.Basic], given: Sequence[str], unknowns:
 
 
 def _residual(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
-    """``lhs - rhs`` with the two sides in the order of their text, so that ``a = b`` and
-    ``b = a`` give the same residual (and a linear block the same closed forms, not
-    just equal ones: a mechanism written with its sides swapped derives the same law)."""
-    return lhs - rhs if str(lhs) <= str(rhs) else rhs - lhs
+    """``lhs - rhs`` with the smaller side first (then the one of smaller text), so that
+    ``a = b`` and ``b = a`` give the same residual (and a linear block the same closed
+    forms, not just equal ones: a mechanism written with its sides swapped derives the
+    same law).  Smaller first is how balances are written (``2*D1 = ...``), which keeps
+    the closed forms free of negated denominators."""
+    left, right = count_nodes(lhs), count_nodes(rhs)
+    return lhs - rhs if (left, str(lhs)) <= (right, str(rhs)) else rhs - lhs
 
 
 def _evaluable(expr: se.Basic) -> bool:
