@@ -489,6 +489,18 @@ def _back_substitute(steps: Sequence[tuple[str, se.Basic]], solved: Mapping[str,
     return out
 
 
+@memoized(1 << 12)
+def _unusable(lhs: se.Basic, rhs: se.Basic) -> tuple[str | None, str | None]:
+    """Why the equation ``lhs = rhs`` cannot be solved with: (an unknown function in it,
+    it holds identically), each None when not; memoised (a task's submissions share
+    most of their equations)."""
+    functions = [f for side in (lhs, rhs) for f in side.atoms(se.FunctionSymbol)]
+    function = f"unknown function {functions[0].get_name()}" if functions else None
+    identity = f"the equation {lhs} = {rhs} holds identically: it fixes nothing" if expand(lhs - rhs).is_zero \
+        else None
+    return function, identity
+
+
 def solve_mechanism(
     equations: Sequence[tuple[se.Basic, se.Basic]],
     *,
@@ -514,13 +526,11 @@ def solve_mechanism(
     known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
-    for lhs, rhs in equations:
-        for side in (lhs, rhs):
-            for f in side.atoms(se.FunctionSymbol):
-                raise SolveError(f"unknown function {f.get_name()}")
-    for lhs, rhs in equations:
-        if expand(lhs - rhs).is_zero:
-            raise SolveError(f"the equation {lhs} = {rhs} holds identically: it fixes nothing")
+    problems = [_unusable(lhs, rhs) for lhs, rhs in equations]
+    for kind in (0, 1):  # an unknown function anywhere first, then an identity
+        for problem in problems:
+            if problem[kind] is not None:
+                raise SolveError(problem[kind])
     equation_unknowns = [(names_of(lhs) | names_of(rhs)) - known for lhs, rhs in equations]
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
