@@ -135,11 +135,13 @@ MAX_TREE_WALK = 20_000
 """Nodes ``count_nodes`` walks as a tree before it counts over distinct subexpressions."""
 
 
+@memoized(1 << 14)
 def count_nodes(expr: se.Basic) -> int:
     """Size of an expression tree (every node counted once per occurrence).  A tree of
     more than ``MAX_TREE_WALK`` nodes is counted over its distinct subexpressions, so
     the work stays linear in those (a solved mechanism can share one subexpression in
-    many places: a chain of 20 substitutions is a tree of 2**20 nodes)."""
+    many places: a chain of 20 substitutions is a tree of 2**20 nodes).  Memoised: the
+    same equations, sides and coefficients are sized again and again."""
     count, stack = 0, [expr]
     while stack:
         node = stack.pop()

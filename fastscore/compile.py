@@ -303,8 +303,10 @@ class _Compiler:
                 negative = _is_negative(args[0]) if args[0].is_Number else False
                 if negative:
                     code = self.emit(-term)
+                elif self.emitted is None:
+                    code = self._mul(term, args)
                 else:
-                    code = self._mul(term, args) if self.emitted is None else self._remembered(term, _Compiler._mul, args)
+                    code = self._remembered(term, _Compiler._mul, args)
             else:
                 negative = False
                 code = self.emit(term)

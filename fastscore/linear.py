@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
-from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 
 __all__ = ["LinearBlock", "SingularBlock", "UnsatisfiedEquation", "linear_block", "solve_linear"]
@@ -166,10 +165,6 @@ def unsatisfied(coefficients: Sequence[dict[str, np.ndarray]], rhs: Sequence[np.
     return None
 
 
-_size = memoized(1 << 12)(count_nodes)
-"""``count_nodes`` of a coefficient (memoised: an entry is a candidate pivot at every step)."""
-
-
 # --- numeric companions of the coefficients --------------------------------------------
 
 @dataclass
@@ -256,7 +251,7 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
             if j not in remaining or not _usable(numeric, i, j):
                 continue
             small = largest is not None and not np.all(np.abs(numeric.coefficients[i][j]) >= THRESHOLD * largest)
-            key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1), _size(rows[i][j]), i, j)
+            key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1), count_nodes(rows[i][j]), i, j)
             if best is None or key < best[0]:
                 best = (key, i, j)
     return None if best is None else best[1:]

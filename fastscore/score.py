@@ -251,7 +251,7 @@ def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candida
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
     solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
-    nodes = tuple(_nodes(lhs) + _nodes(rhs) for lhs, rhs in equations)
+    nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
                       solution=solution, nodes=nodes)
 
@@ -261,12 +261,6 @@ def _equation(text: str, names: tuple[str, ...], limits: Limits) -> tuple[se.Bas
     """One equation of a submitted mechanism (memoised: a task's submissions share most
     of their equations; a text that does not parse raises each time)."""
     return parse_equation(text, names=names, allow_new_names=True, limits=limits)
-
-
-@memoized(1 << 12)
-def _nodes(expr: se.Basic) -> int:
-    """``count_nodes`` of an equation side (memoised, as `_equation`)."""
-    return count_nodes(expr)
 
 
 def _parse_answers(reference: Reference, probes: str | None, replies: str | None,
