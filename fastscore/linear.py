@@ -21,7 +21,7 @@ coefficients' values at the points (`UnsatisfiedEquation` names one that fails).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import symengine as se
@@ -175,6 +175,8 @@ class _Values:
     scales: list[dict[str, np.ndarray]]
     rhs: list[np.ndarray]
     rhs_scales: list[np.ndarray]
+    pivots: dict[int, dict[str, tuple[bool, bool]]] = field(default_factory=dict)
+    """Per row, per entry: (usable as a pivot, small in its row), until the row is updated."""
 
 
 def _initial_values(rows, rhs, values) -> _Values:
@@ -195,6 +197,7 @@ def _subtract(value, scale, product):
 
 
 def _update_values(numeric: _Values, i: int, p: int, q: int, pivot_row) -> None:
+    numeric.pivots.pop(i, None)
     coefficients, scales = numeric.coefficients, numeric.scales
     with np.errstate(all="ignore"):
         factor = coefficients[i].pop(q) / coefficients[p][q]
@@ -230,6 +233,17 @@ def _usable(numeric: _Values | None, i: int, j: str) -> bool:
         return bool(np.all(np.isfinite(value)) and np.all(np.abs(value) > ZERO_RTOL * scale))
 
 
+def _pivot_flags(numeric: _Values, i: int) -> dict[str, tuple[bool, bool]]:
+    """(usable, small) of every entry of row ``i`` (`_pivot`), kept until the row changes."""
+    flags = numeric.pivots.get(i)
+    if flags is None:
+        row = numeric.coefficients[i]
+        largest = np.max([np.abs(v) for v in row.values()], axis=0)
+        flags = numeric.pivots[i] = {j: (_usable(numeric, i, j), not np.all(np.abs(v) >= THRESHOLD * largest))
+                                     for j, v in row.items()}
+    return flags
+
+
 def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
     """The (row, unknown) usable as a pivot that is homogeneous (zero right-hand side),
     then large in its row (at least ``THRESHOLD`` of the row's largest entry at every
@@ -246,11 +260,13 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
                 column_count[j] += 1
     best = None
     for i in sorted(live):
-        largest = None if numeric is None else np.max([np.abs(v) for v in numeric.coefficients[i].values()], axis=0)
+        flags = _pivot_flags(numeric, i) if numeric is not None else None
         for j in sorted(rows[i]):
-            if j not in remaining or not _usable(numeric, i, j):
+            if j not in remaining:
                 continue
-            small = largest is not None and not np.all(np.abs(numeric.coefficients[i][j]) >= THRESHOLD * largest)
+            usable, small = flags[j] if flags is not None else (True, False)
+            if not usable:
+                continue
             key = (not rhs[i].is_zero, small, (len(rows[i]) - 1) * (column_count[j] - 1), count_nodes(rows[i][j]), i, j)
             if best is None or key < best[0]:
                 best = (key, i, j)
