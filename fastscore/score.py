@@ -106,7 +106,8 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
 
     expressions = {c.text: c.expr for key, c in candidates.items() if c.expr is not None and laws[key] is None}
     for parsed, _ in new_answers.values():
-        expressions.update((str(e), e) for e in parsed.values() if isinstance(e, se.Basic))
+        expressions.update((str(e), e) for name, e in parsed.items()
+                           if isinstance(e, se.Basic) and not _is_reference_answer(reference, name, e))
     values, matrix = _evaluate(reference, expressions)
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
@@ -457,10 +458,17 @@ def _judge_probe(reference, name, answer, answers_error, values, settings, memo)
         text, predicted = None, answer[1]
     else:
         text = str(answer)
-        predicted = values[text]
+        predicted = reference.probes[name] if _is_reference_answer(reference, name, answer) else values[text]
         if isinstance(predicted, str):
             return Verdict("undecided", predicted)
     return _judged(memo, reference, name, text, predicted, settings)
+
+
+def _is_reference_answer(reference: Reference, name: str, answer: se.Basic) -> bool:
+    """The answer is the reference's own expression of the probe: its values are the
+    reference's (not evaluated again), and it is judged identical."""
+    expected = reference.probes.get(name)
+    return expected is not None and expected.expr is not None and answer == expected.expr
 
 
 def _identity(row: Mapping) -> dict:
