@@ -70,7 +70,50 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
         a2, b2 = _positive_form(a1, positive), _positive_form(b1, positive)
         if (a2, b2) != tried and (a2 == b2 or _zero_rule(a2, b2) is not None):
             return "positive"
+        tried = (a2, b2)
+    a3, b3 = reduced_roots(a1), reduced_roots(b1)  # last: it can only add proofs
+    if (a3 != a1 or b3 != b1) and (a3, b3) != tried and (a3 == b3 or _zero_rule(a3, b3) is not None):
+        return "roots"
     return None
+
+
+def reduced_roots(expr: se.Basic) -> se.Basic:
+    """``expr`` with every root of an integer ``n**(p/q)`` written with the ``q``-th powers
+    of small primes taken out of ``n`` (``100000000000000000**(1/4)`` is
+    ``10000*10**(1/4)``; SymEngine reduces a perfect power only).  Valid for the
+    principal root of a positive integer."""
+    mapping = {}
+    for power in expr.atoms(se.Pow):
+        root = _integer_root(*power.args)
+        if root is not None:
+            mapping[power] = root
+    return expr.xreplace(mapping) if mapping else expr
+
+
+_ROOT_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
+
+
+def _integer_root(base: se.Basic, exponent: se.Basic) -> se.Basic | None:
+    """``base**exponent`` for an integer ``base > 1`` and a non-integer rational exponent
+    ``p/q``, with the ``q``-th powers of small primes taken out of ``base``; None when
+    there is none to take out (or for another kind of power)."""
+    if type(base) not in _INTEGER_CLASSES or not exponent.is_Rational or exponent.is_Integer:
+        return None
+    q = int(exponent.as_numer_denom()[1])
+    n = int(base)
+    if n < 2 ** q:
+        return None
+    outside, rest = 1, n
+    for prime in _ROOT_PRIMES:
+        power = prime ** q
+        if power > rest:
+            break
+        while rest % power == 0:
+            rest //= power
+            outside *= prime
+    if outside == 1:
+        return None
+    return se.Integer(outside) ** (exponent * q) * se.Integer(rest) ** exponent
 
 
 def _positive_form(expr: se.Basic, positive: frozenset[str]) -> se.Basic:

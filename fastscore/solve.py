@@ -35,7 +35,7 @@ from symengine.lib.symengine_wrapper import sympy2symengine
 from fastscore.agreement import agree
 from fastscore.blocks import blocks, listed, match
 from fastscore.caches import memoized
-from fastscore.canonical import count_nodes
+from fastscore.canonical import count_nodes, reduced_roots
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.compile import UnsupportedExpression, compile_tape, constant_value
 from fastscore.kernels import evaluate, pack
@@ -551,6 +551,8 @@ def solve_mechanism(
         if not solver.consistent(lhs, rhs):
             raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")
     expressions = {n: e for n, e in solver.closed.items() if n not in solver.numeric}
+    if target in expressions:  # its integer roots as SymEngine folds a task's own formula's numbers
+        expressions[target] = reduced_roots(expressions[target])
     return Solution(
         target=target,
         knowns=solver.knowns,

@@ -14,6 +14,7 @@ from fastscore.canonical import (
     expansion_size,
     guarded_expand,
     prove_equal,
+    reduced_roots,
     rewrite_positive,
 )
 
@@ -153,3 +154,14 @@ def test_a_refuted_pair_is_not_proven_but_cheap_rules_still_answer():
     assert prove_equal((x + y) ** 2, x**2 + 2 * x * y + y**2) == "expand"
     assert prove_equal(x * y, y * x, refuted=refuted) == "identical"
     assert prove_equal(se.exp(se.log(x)) * y, x * y, positive=frozenset("xy"), refuted=refuted) == "positive"
+
+
+@pytest.mark.parametrize(("n", "p", "q", "expected"), [
+    (10**17, 1, 4, "10000*10**(1/4)"), (8, 1, 2, "2*sqrt(2)"), (48, 3, 4, "8*3**(3/4)"), (7, 1, 2, "sqrt(7)"),
+    (6, 1, 3, "6**(1/3)"),
+])
+def test_reduced_roots_take_the_perfect_powers_out_of_integer_roots(n, p, q, expected):
+    x = se.Symbol("x")
+    expr = reduced_roots(x * se.Integer(n) ** se.Rational(p, q))
+    assert str(expr) == f"{expected}*x"
+    assert float(expr.subs({x: 1})) == pytest.approx(n ** (p / q), rel=1e-15)

@@ -132,6 +132,22 @@ def test_unusable_systems_raise_one_line_errors(equations, target, message):
     assert "\n" not in str(error.value)
 
 
+def test_a_derived_law_has_its_integer_roots_reduced():
+    """``T = (U/sigma)**(1/4)`` with ``sigma = 5.670374419e-8``: SymEngine folds the
+    constant into ``100000000000000000**(1/4)`` or ``10000*10**(1/4)`` depending on the
+    order it is built in; the derived law is written with the root reduced, and a proof
+    against the unreduced form goes through (the last rule reduces both sides)."""
+    from fastscore.canonical import prove_equal
+    T, U, sigma = se.Symbol("T"), se.Symbol("U"), se.Symbol("sigma")
+    sigma_value = se.Rational(5670374419, 10**17)
+    equations = [(sigma, sigma_value), (U, a * (1 + a)), (T, (U / sigma) ** se.Rational(1, 4))]
+    law = solve_mechanism(equations, knowns=["a"], target="T", points={"a": np.linspace(1.0, 2.0, N)}).law
+    assert "100000000000000000" not in str(law) and "10**(1/4)" in str(law)
+    stated = ((a * (1 + a)) / sigma_value) ** se.Rational(1, 4)
+    assert "100000000000000000**(1/4)" in str(stated)
+    assert prove_equal(law, stated) == "roots"
+
+
 def test_branch_choice_prefers_real_then_positive_and_rejects_ambiguity():
     points = _a_points()
     # x**2 = a**2 over a > 0: +a (positive), not -a
