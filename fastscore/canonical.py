@@ -178,7 +178,7 @@ MAX_TREE_WALK = 20_000
 """Nodes ``count_nodes`` walks as a tree before it counts over distinct subexpressions."""
 
 
-@memoized(1 << 14)
+@memoized(1 << 12)
 def count_nodes(expr: se.Basic) -> int:
     """Size of an expression tree (every node counted once per occurrence).  A tree of
     more than ``MAX_TREE_WALK`` nodes is counted over its distinct subexpressions, so

@@ -257,7 +257,7 @@ def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candida
                       solution=solution, nodes=nodes)
 
 
-@memoized(1 << 12)
+@memoized(1 << 10)
 def _equation(text: str, names: tuple[str, ...], limits: Limits) -> tuple[se.Basic, se.Basic]:
     """One equation of a submitted mechanism (memoised: a task's submissions share most
     of their equations; a text that does not parse raises each time)."""

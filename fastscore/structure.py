@@ -268,9 +268,7 @@ def _renamed(reference: MechanismGraph, submitted: MechanismGraph) -> dict[str, 
     mapping = {n: by_colour.get(c) for n, c in reference.colours.items()}
     if None in mapping.values():
         return None
-    def image(n: str) -> str:
-        return mapping.get(n, n)
-    if {(image(u), image(v)) for u, v in reference.edges} != submitted.edges:
+    if {(mapping.get(u, u), mapping.get(v, v)) for u, v in reference.edges} != submitted.edges:
         return None
     return dict(sorted(mapping.items()))
 
