@@ -97,14 +97,20 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         laws.setdefault(law, memo.get(("law", task, law)))
         answers = _answers_key(row, law)
         probe_sets.setdefault(answers, memo.get(("probes", task, answers)))
-    # a probe answer may use the submitted mechanism's quantities: its candidate is needed too
-    wanted = {key for key, done in laws.items() if done is None}
-    wanted |= {answers[2] for answers, done in probe_sets.items() if done is None and answers[2] is not None}
+    # a probe answer may use the submitted mechanism's quantities: its candidate is needed too.
+    # In the rows' order (not a set's, whose order changes from process to process): the
+    # first of the candidates that derive one law text gives its values, the same bits in every run
+    wanted = dict.fromkeys(key for key, done in laws.items() if done is None)
+    wanted.update(dict.fromkeys(answers[2] for answers, done in probe_sets.items()
+                                if done is None and answers[2] is not None))
     candidates = {key: _build_candidate(reference, *key, settings=settings) for key in wanted}
     new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]), settings.limits)
                    for answers, done in probe_sets.items() if done is None}
 
-    expressions = {c.text: c.expr for key, c in candidates.items() if c.expr is not None and laws[key] is None}
+    expressions = {}
+    for key, c in candidates.items():
+        if c.expr is not None and laws[key] is None:
+            expressions.setdefault(c.text, c.expr)
     for parsed, _ in new_answers.values():
         expressions.update((str(e), e) for name, e in parsed.items()
                            if isinstance(e, se.Basic) and not _is_reference_answer(reference, name, e))

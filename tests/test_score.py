@@ -83,3 +83,42 @@ def test_the_scorer_leaves_the_collector_alone(reference, monkeypatch):
     row = {"config": "c", "run": 0, "task": reference.problem.task_id, "phenomenal": reference.problem.law}
     score_task(reference, [row])
     assert states == [True]  # the executors pause it (tests/test_executors.py)
+
+
+_SCORE_IN_A_PROCESS = """
+import json, random, sys
+sys.path.insert(0, sys.argv[1])
+from mechbench_study import study
+from fastscore.problems import load_problems
+from fastscore.reference import build_reference
+from fastscore.score import score_task
+out = []
+for problem in load_problems(sys.argv[2]):
+    if problem.format != "mechbench" or not problem.task_id.startswith(("Michaelis", "Hall Response - Variant 1-2")):
+        continue
+    reference = build_reference(problem)
+    rows = [dict(config=r["kind"], run=copy, task=problem.task_id, mechanism=r["mechanism"],
+                 probe_replies=json.dumps(r["replies"]))
+            for copy in (1, 2) for r in study(problem, copy=copy, rng=random.Random(copy))]
+    scores, probes = score_task(reference, rows)
+    out += [{k: v for k, v in row.items() if k != "parse_solve_seconds"} for row in scores + probes]
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_rows_are_the_same_bits_in_processes_with_other_string_hashes():
+    """Which of several submissions deriving one law text gives its values follows the
+    rows' order, not the order of a set of strings (which changes with the process's hash
+    seed): metrics come out to the same bits in every run."""
+    import os
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    shared = root.parent / "shared" / "external" / "mechbench-tasks"
+    outputs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        result = subprocess.run([sys.executable, "-c", _SCORE_IN_A_PROCESS, str(root / "scripts"), str(shared)],
+                                capture_output=True, text=True, env=env, check=True)
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
