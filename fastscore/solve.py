@@ -200,7 +200,9 @@ def _residual(lhs: se.Basic, rhs: se.Basic) -> se.Basic:
     same law).  Smaller first is how balances are written (``2*D1 = ...``), which keeps
     the closed forms free of negated denominators."""
     left, right = count_nodes(lhs), count_nodes(rhs)
-    return lhs - rhs if (left, str(lhs)) <= (right, str(rhs)) else rhs - lhs
+    if left == right:
+        left, right = str(lhs), str(rhs)
+    return lhs - rhs if left <= right else rhs - lhs
 
 
 def _evaluable(expr: se.Basic) -> bool:
@@ -257,8 +259,6 @@ class _Solver:
             raise SolveError(f"no sample values for {', '.join(sorted(missing))}")
         n = len(next(iter(env.values()))) if env else 1
         compound = [i for i, e in enumerate(exprs) if not e.is_Number]  # a number needs no tape
-        if len(compound) == len(exprs):
-            return evaluate([compile_tape(e, variables) for e in exprs], _stack(env, variables, n))
         values = np.empty((len(exprs), n))
         if compound:
             values[compound] = evaluate([compile_tape(exprs[i], variables) for i in compound],
@@ -551,7 +551,7 @@ def solve_mechanism(
         if not solver.consistent(lhs, rhs):
             raise SolveError(f"inconsistent equations: {equations[i][0]} = {equations[i][1]} contradicts the others")
     expressions = {n: e for n, e in solver.closed.items() if n not in solver.numeric}
-    if target in expressions:  # its integer roots as SymEngine folds a task's own formula's numbers
+    if target in expressions:  # the law with its integer roots reduced (10**17**(1/4) as 10000*10**(1/4))
         expressions[target] = reduced_roots(expressions[target])
     return Solution(
         target=target,
