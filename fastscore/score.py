@@ -26,6 +26,7 @@ from fastscore.answers import parse_probe_answers, read_expression, reply_equati
 from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.compile import UnsupportedExpression, compile_tape
+from fastscore.copies import Copies
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
@@ -58,6 +59,7 @@ class _Candidate:
     solution: object = None
     seconds: float = 0.0
     nodes: tuple[int, ...] = field(default_factory=tuple)
+    copy_of: tuple[tuple, Mapping[str, str]] | None = None  # (law key, renaming) of the mechanism it copies
 
 
 class ScoreMemo:
@@ -103,7 +105,8 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     wanted = dict.fromkeys(key for key, done in laws.items() if done is None)
     wanted.update(dict.fromkeys(answers[2] for answers, done in probe_sets.items()
                                 if done is None and answers[2] is not None))
-    candidates = {key: _build_candidate(reference, *key, settings=settings) for key in wanted}
+    copies = Copies((*reference.knowns, reference.problem.target.name))  # a mechanism's copies: solved once
+    candidates = {key: _build_candidate(reference, key, settings=settings, copies=copies) for key in wanted}
     new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]), settings.limits)
                    for answers, done in probe_sets.items() if done is None}
 
@@ -117,7 +120,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     values, matrix = _evaluate(reference, expressions)
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
-    shared_outcomes = {}
+    shared_outcomes, outcomes = {}, {}
     scorers = submission_scorers()
     for key, candidate in candidates.items():
         if laws[key] is not None:
@@ -126,7 +129,10 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         shared = ("formula", task, candidate.text) if candidate.kind == "phenomenal" else None
         outcome = None if shared is None else shared_outcomes.get(shared) or memo.get(shared)
         if outcome is None:
-            outcome = _judge_law(reference, candidate, values, metrics, settings, memo)
+            original = None if candidate.copy_of is None else outcomes.get(candidate.copy_of[0])
+            outcome = _judge_law(reference, candidate, values, metrics, settings, memo,
+                                 None if original is None else (original, candidate.copy_of[1]))
+            outcomes[key] = outcome
             if shared is not None:
                 shared_outcomes[shared] = outcome
                 memo.put(shared, outcome)
@@ -207,13 +213,14 @@ def _text(value) -> str | None:
     return text or None
 
 
-def _build_candidate(reference: Reference, phenomenal: str | None, mechanism: str | None, *,
-                     settings: Settings) -> _Candidate:
+def _build_candidate(reference: Reference, key: tuple, *, settings: Settings, copies: Copies) -> _Candidate:
+    """The candidate of a law key (`_law_key`); ``copies``: the mechanisms solved so far."""
     started = time.perf_counter()
     problem = reference.problem
+    phenomenal, mechanism = key
     try:
         if mechanism is not None:
-            candidate = _solve(reference, mechanism, settings)
+            candidate = _solve(reference, key, settings, copies)
         elif phenomenal is not None:
             expr = read_expression(phenomenal, target=problem.target.name, names=reference.knowns,
                                    limits=settings.limits)
@@ -249,18 +256,28 @@ def _key_text(expr: se.Basic, max_nodes: int) -> str:
 _LARGE_PREFIX = "<a law too large to write out: "
 
 
-def _solve(reference: Reference, mechanism: str, settings: Settings) -> _Candidate:
+def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies) -> _Candidate:
+    """Parse and solve the mechanism of a law key; a copy of one solved before (the same
+    equations up to order, sides and internal names: ``fastscore.copies``) takes its
+    solution, renamed."""
     problem = reference.problem
+    mechanism = key[1]
     names = (*reference.knowns, problem.target.name)
     limits = settings.limits
     equations = [_equation(text, names, limits) for text in split_equations(mechanism, limits=limits)]
     if reference.constants:
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
-    solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
-                               points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
+    found = copies.find(equations)
+    if found is not None:
+        (original, solution), mapping = found
+        solution = solution.renamed(mapping)
+    else:
+        solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
+                                   points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
+        copies.add(equations, (key, solution))
     nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
-    return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
-                      solution=solution, nodes=nodes)
+    return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
+                      nodes=nodes, copy_of=None if found is None else (original, mapping))
 
 
 @memoized(1 << 10)
@@ -381,7 +398,10 @@ def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -
 
 
 def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, settings: Settings,
-               memo: ScoreMemo) -> _LawOutcome:
+               memo: ScoreMemo, original: tuple[_LawOutcome, Mapping[str, str]] | None = None) -> _LawOutcome:
+    """The law's verdict and metrics, and the reference quantities its mechanism recovers;
+    ``original``: the outcome of the mechanism this one copies, and the renaming (its
+    quantities are that one's, renamed)."""
     if candidate.status != "ok":
         return _LawOutcome()
     if candidate.text is not None:
@@ -399,9 +419,15 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
                       predicted, settings)
     if candidate.solution is None:
         return _LawOutcome(verdict=verdict, metrics=law_metrics)
-    recovered = recovered_quantities(reference, candidate.solution, settings)
-    return _LawOutcome(verdict=verdict, metrics=law_metrics, recovered=recovered,
-                       in_mechanism=_probes_in_mechanism(reference, candidate.solution, recovered, settings))
+    if original is not None and original[0].recovered is not None:
+        outcome, mapping = original
+        recovered = {name: tuple(mapping.get(n, n) for n in found) for name, found in outcome.recovered.items()}
+        in_mechanism = {probe: None if found is None else mapping.get(found, found)
+                        for probe, found in outcome.in_mechanism.items()}
+    else:
+        recovered = recovered_quantities(reference, candidate.solution, settings)
+        in_mechanism = _probes_in_mechanism(reference, candidate.solution, recovered, settings)
+    return _LawOutcome(verdict=verdict, metrics=law_metrics, recovered=recovered, in_mechanism=in_mechanism)
 
 
 def _probes_in_mechanism(reference: Reference, solution, recovered: Mapping[str, tuple[str, ...]],

@@ -105,6 +105,27 @@ class Solution:
                      for n in ((step.name,) if isinstance(step, _Closed) else step.names)
                      if n not in self.expressions)
 
+    def renamed(self, names: Mapping[str, str]) -> Solution:
+        """This solution for a copy of its mechanism whose unknowns are renamed by ``names``
+        (old -> new; the knowns and the target keep theirs): ``fastscore.copies``."""
+        if not names:
+            return self
+        symbols = se.DictBasic({se.Symbol(old): se.Symbol(new) for old, new in names.items()})
+
+        def renamed(name: str) -> str:
+            return names.get(name, name)
+
+        def moved(expr: se.Basic) -> se.Basic:
+            return expr.xreplace(symbols) if names_of(expr) & names.keys() else expr
+
+        plan = tuple(_Closed(renamed(step.name), moved(step.expr)) if isinstance(step, _Closed) else
+                     _Numeric(tuple(map(renamed, step.names)), tuple(map(moved, step.residuals)),
+                              tuple(map(renamed, step.given)))
+                     for step in self._plan)
+        return Solution(target=self.target, knowns=self.knowns,
+                        expressions={renamed(n): e for n, e in self.expressions.items()}, law=self.law,
+                        _plan=plan, branches={renamed(n): count for n, count in self.branches.items()})
+
     def values(self, names: Sequence[str], points: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Numeric values of the unknowns ``names`` at ``points`` (values of the knowns).
 
@@ -300,7 +321,8 @@ class _Solver:
             i, name, expr = pick
             sym = se.Symbol(name)
             del equations[i]
-            equations = [(lhs.xreplace({sym: expr}), rhs.xreplace({sym: expr})) for lhs, rhs in equations]
+            mapping = se.DictBasic({sym: expr})
+            equations = [(lhs.xreplace(mapping), rhs.xreplace(mapping)) for lhs, rhs in equations]
             steps.append((name, expr))
             remaining.remove(name)
             for lhs, rhs in equations:

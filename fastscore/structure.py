@@ -166,8 +166,8 @@ def fixed_numbers(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Collec
         if not fixed:
             return equations
         dropped = {i for i, _ in fixed.values()}
-        values = {name: value for name, (_, value) in fixed.items()}
-        names = {name.name for name in values}
+        values = se.DictBasic({name: value for name, (_, value) in fixed.items()})  # converted once, not per call
+        names = {name.name for name in fixed}
         equations = [(lhs.xreplace(values), rhs.xreplace(values)) if names & (names_of(lhs) | names_of(rhs))
                      else (lhs, rhs) for i, (lhs, rhs) in enumerate(equations) if i not in dropped]
 

@@ -1,0 +1,87 @@
+"""Copies of a mechanism (``fastscore.copies``): the same equations up to order, sides
+and internal names are found, with the right renaming, and solved once by ``score_task``;
+near copies are not."""
+from __future__ import annotations
+
+import numpy as np
+import symengine as se
+
+import fastscore.score as score_module
+from fastscore.copies import Copies
+from fastscore.parse import parse_equation
+from fastscore.score import score_task
+from fastscore.solve import solve_mechanism
+from test_score import MM_MECHANISM, _row, reference  # noqa: F401 - the fixture
+
+KNOWNS = ("x", "t")
+FIXED = (*KNOWNS, "y")
+
+
+def _equations(text: str):
+    return [parse_equation(e, names=FIXED, allow_new_names=True) for e in text.split(";")]
+
+
+def _found(original: str, copy: str):
+    copies = Copies(FIXED)
+    copies.add(_equations(original), "value")
+    return copies.find(_equations(copy))
+
+
+def test_a_shuffled_copy_with_sides_swapped_is_found_with_no_renaming():
+    assert _found("a = 2*x; b = a + t; y = a*b", "y = a*b; a + t = b; a = 2*x") == ("value", {})
+
+
+def test_a_renamed_copy_is_found_with_its_renaming():
+    found = _found("a = 2*x; b = 3*x; y = a*b + b", "q = 3*x; y = p*q + q; p = 2*x")
+    assert found == ("value", {"a": "p", "b": "q"})
+
+
+def test_names_swapped_between_roles_are_mapped_by_role():
+    # the same names, each doing the other's job: a copy only under a <-> b
+    assert _found("a = 2*x; b = 3*x; y = a + b**2", "b = 2*x; a = 3*x; y = b + a**2") == \
+        ("value", {"a": "b", "b": "a"})
+
+
+def test_near_copies_are_not_copies():
+    original = "a = 2*x; b = 3*x; y = a*b + b"
+    for near in ("a = 2*x; b = 3*x; y = a*b + a",  # another name in one place
+                 "a = 2*x; b = 3.5*x; y = a*b + b",  # another coefficient
+                 "a = 2*t; b = 3*x; y = a*b + b",  # another known
+                 "a = 2*x; b = 3*x; y = a*b + b; c = a"):  # one more equation
+        assert _found(original, near) is None, near
+
+
+def test_names_no_equation_tells_apart_give_no_renaming():
+    # a and b are interchangeable: any renaming would do, and none is guessed
+    assert _found("a = x; b = x; y = a*b", "p = x; q = x; y = p*q") is None
+
+
+def test_a_renamed_solution_gives_the_same_values_under_the_new_names():
+    points = {"x": np.linspace(0.5, 2.0, 40), "t": np.linspace(1.0, 3.0, 40)}
+    equations = _equations("a + exp(a) = x; b = a*t; y = b + a")  # a: numeric root finding
+    solution = solve_mechanism(equations, knowns=KNOWNS, target="y", points=points)
+    assert solution.numeric  # a is solved per point, b and y from it
+    renamed = solution.renamed({"a": "p", "b": "q"})
+    assert renamed.numeric == ("p", "q", "y") and renamed.law is solution.law is None
+    before, after = solution.values(["a", "b", "y"], points), renamed.values(["p", "q", "y"], points)
+    for old, new in (("a", "p"), ("b", "q"), ("y", "y")):
+        np.testing.assert_array_equal(before[old], after[new])
+
+
+def test_copies_in_a_batch_score_as_each_would_alone(reference, monkeypatch):  # noqa: F811
+    renamed = MM_MECHANISM.replace("C", "complex_conc").replace("E_free", "free")
+    shuffled = "; ".join(reversed(MM_MECHANISM.split("; ")))
+    rows = [_row(i, mechanism=m, probes=p) for i, (m, p) in enumerate([
+        (MM_MECHANISM, '{"C": "C"}'), (renamed, '{"C": "complex_conc"}'), (shuffled, '{"C": "C"}'),
+        (renamed, '{"C": "free"}')])]
+    alone = [score_task(reference, [row]) for row in rows]
+    solved = []
+    monkeypatch.setattr(score_module, "solve_mechanism", lambda *a, **k: solved.append(1) or solve_mechanism(*a, **k))
+    together, together_probes = score_task(reference, rows)
+    assert len(solved) == 1  # the copies take the first one's solution
+    timing = "parse_solve_seconds"
+    for (scores, probes), row, probe in zip(alone, together, together_probes):
+        assert {k: v for k, v in scores[0].items() if k != timing} == {k: v for k, v in row.items() if k != timing}
+        assert probes[0] == probe
+    assert together_probes[1]["probe_mechanism_quantity"] == "complex_conc"
+    assert [p["probe_equivalent"] for p in together_probes] == [True, True, True, False]
