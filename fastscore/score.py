@@ -120,7 +120,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     values, matrix = _evaluate(reference, expressions)
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
-    shared_outcomes, outcomes = {}, {}
+    shared_outcomes, outcomes, scored = {}, {}, {}  # outcomes and columns by law key, for its copies
     scorers = submission_scorers()
     for key, candidate in candidates.items():
         if laws[key] is not None:
@@ -141,10 +141,15 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
             context = SubmissionContext(reference, settings, *key, candidate.kind, MappingProxyType(fields),
                                         candidate.expr, candidate.equations, candidate.solution, outcome.verdict,
                                         outcome.recovered)
+            original = None if candidate.copy_of is None else scored.get(candidate.copy_of[0])
             for scorer in scorers:
+                if original is not None and scorer.same_for_copies:
+                    fields.update((name, original[name]) for name in scorer.columns)
+                    continue
                 added = scorer.score(context)  # its declared columns only, a missing one null
                 fields.update(added if added.keys() == scorer.columns.keys() else
                               {name: added.get(name) for name in scorer.columns})
+            scored[key] = fields
         laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])

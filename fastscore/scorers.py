@@ -22,7 +22,10 @@ The contract:
   It must be a pure function of (reference, submission texts, settings) and must not
   change the context: its columns are memoised with the law's (``ScoreMemo``) and
   shared by every repeat of the submission.  Not called with probe answers: a column
-  of a row may not depend on them.  An exception fails the batch like any scoring
+  of a row may not depend on them.
+- ``same_for_copies`` (default False): its columns are the same for copies of one
+  mechanism (the same equations up to their order, sides and internal names:
+  ``fastscore.copies``), so a copy in the batch takes the first one's and is not scored.  An exception fails the batch like any scoring
   error (the executor retries the submission alone, then writes an ``eval_error`` row).
 - Register it before scoring starts, in every process that scores or writes tables:
   the local executor's child is forked from the registering process; Ray workers
@@ -88,12 +91,13 @@ class SubmissionContext(NamedTuple):
 @dataclass(frozen=True)
 class SubmissionScorer:
     """A submission scorer (an extension point: ``register_scorer``; module doc):
-    ``name``, the ``columns`` it adds (name -> Polars dtype) and ``score(context)``,
-    which returns them."""
+    ``name``, the ``columns`` it adds (name -> Polars dtype), ``score(context)``, which
+    returns them, and whether they are the same for copies of a mechanism."""
 
     name: str
     columns: Mapping[str, pl.DataType]
     score: Callable[[SubmissionContext], Mapping[str, object]]
+    same_for_copies: bool = False
 
 
 SCORERS: list[SubmissionScorer] = []

@@ -24,7 +24,10 @@ not parse, or a problem without a mechanism get nulls. The graph search is cappe
 equations, the parser's limit) is bounded in time.
 
 The columns are a submission scorer's (``fastscore.scorers``), registered here as
-``structure``; their types are ``fastscore.tables.STRUCTURE_SCHEMA``.
+``structure``; their types are ``fastscore.tables.STRUCTURE_SCHEMA``.  They are the
+same for copies of a mechanism (its equations in another order, sides swapped,
+internal quantities renamed: ``fastscore.copies``): every score is up to renaming and
+order, so a copy in a batch takes the first one's columns.
 """
 from __future__ import annotations
 
@@ -192,7 +195,7 @@ def _score(context: SubmissionContext) -> dict:
                             equations=context.equations, recovered=context.recovered)
 
 
-register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, _score))
+register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, _score, same_for_copies=True))
 
 
 def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,

@@ -85,3 +85,24 @@ def test_copies_in_a_batch_score_as_each_would_alone(reference, monkeypatch):  #
         assert probes[0] == probe
     assert together_probes[1]["probe_mechanism_quantity"] == "complex_conc"
     assert [p["probe_equivalent"] for p in together_probes] == [True, True, True, False]
+
+
+def test_a_scorer_same_for_copies_is_called_once_for_a_mechanism_and_its_copies(reference):  # noqa: F811
+    import polars as pl
+    from fastscore.scorers import SubmissionScorer, register_scorer, unregister_scorer
+    calls = {"alike": [], "own": []}
+
+    def scorer(name):
+        return lambda context: calls[name].append(context.mechanism) or {f"n_{name}": len(context.equations)}
+
+    register_scorer(SubmissionScorer("alike", {"n_alike": pl.Int64}, scorer("alike"), same_for_copies=True))
+    register_scorer(SubmissionScorer("own", {"n_own": pl.Int64}, scorer("own")))
+    try:
+        renamed = MM_MECHANISM.replace("C", "complex_conc")
+        other = MM_MECHANISM.replace("r_cat = k3*C", "r_cat = 2*k3*C")
+        scores, _ = score_task(reference, [_row(i, mechanism=m) for i, m in enumerate([MM_MECHANISM, renamed, other])])
+    finally:
+        unregister_scorer("alike")
+        unregister_scorer("own")
+    assert calls["alike"] == [MM_MECHANISM, other] and calls["own"] == [MM_MECHANISM, renamed, other]
+    assert [s["n_alike"] for s in scores] == [6, 6, 6] == [s["n_own"] for s in scores]
