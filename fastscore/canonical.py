@@ -14,6 +14,9 @@
    steps 2-4 again.  A base counts as positive only when that follows from its form:
    positive numbers, ``pi``, ``E``, names the domain keeps positive, and sums, products,
    powers and exponentials of those (applied to the argument-expanded forms).
+7. ``roots``: steps 2-4 with the integer roots of both sides reduced (`reduced_roots`);
+8. ``abs``: then with the numeric factor of every absolute value's argument taken out
+   (`normal_abs`: ``|c*x| = |c|*|x|``, so ``Abs(u/11700)`` and ``Abs(-u)/11700`` agree).
 
 The answer is the first rule in that order that holds.  The rewrites are cheap next
 to the expansions (``as_numer_denom`` above all), so they are computed first: when
@@ -71,10 +74,47 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
         if (a2, b2) != tried and (a2 == b2 or _zero_rule(a2, b2) is not None):
             return "positive"
         tried = (a2, b2)
-    a3, b3 = reduced_roots(a1), reduced_roots(b1)  # last: it can only add proofs
+    a3, b3 = reduced_roots(a1), reduced_roots(b1)  # last: they can only add proofs
     if (a3 != a1 or b3 != b1) and (a3, b3) != tried and (a3 == b3 or _zero_rule(a3, b3) is not None):
         return "roots"
+    tried = (a3, b3)
+    a4, b4 = normal_abs(a3), normal_abs(b3)
+    if (a4, b4) != tried and (a4 == b4 or _zero_rule(a4, b4) is not None):
+        return "abs"
     return None
+
+
+@memoized(1 << 14)
+def normal_abs(expr: se.Basic) -> se.Basic:
+    """``expr`` with the numeric factor of every absolute value's argument taken out, so
+    that the term of the argument first in text order has coefficient 1 (``Abs(5600/23400
+    - w/23400)`` is ``(1/23400)*Abs(-5600 + w)``, and so is ``Abs(w/23400 - 5600/23400)``):
+    proportional arguments, of either sign, become the same.  Valid unconditionally
+    (``|c*x| = |c|*|x|`` for a real number ``c``); bottom-up, on argument-expanded forms."""
+    old = expr.args
+    if not old:
+        return expr
+    args = [a if type(a) in _LEAVES else normal_abs(a) for a in old]
+    kind = type(expr)
+    node = expr if _same(args, old) else _rebuild(kind, expr, args)
+    if kind is not se.Abs:
+        return node
+    argument = args[0]
+    terms = argument.args if type(argument) is se.Add else (argument,)
+    coefficient = min((_split_number(t) for t in terms), key=lambda pair: str(pair[1]))[0]
+    if not coefficient.is_Rational or coefficient == 1 or coefficient == 0:
+        return node
+    return abs(coefficient) * se.Abs(se.expand(argument / coefficient))
+
+
+def _split_number(term: se.Basic) -> tuple[se.Basic, se.Basic]:
+    """(numeric factor, rest) of a term: ``-3*x*y`` is ``(-3, x*y)``, ``5`` is ``(5, 1)``."""
+    if term.is_Number:
+        return term, se.Integer(1)
+    if type(term) is se.Mul:
+        number = se.Mul(*(a for a in term.args if a.is_Number))
+        return number, term / number
+    return se.Integer(1), term
 
 
 def reduced_roots(expr: se.Basic) -> se.Basic:

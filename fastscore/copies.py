@@ -37,6 +37,9 @@ class Copies:
     def __init__(self, fixed: Collection[str]):
         self.fixed = frozenset(fixed)
         self._met: dict[tuple[int, ...], list[_Met]] = {}
+        self.blocks: dict = {}
+        """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms that are
+        not copies share some of theirs."""
 
     def find(self, equations: Equations) -> tuple[object, dict[str, str]] | None:
         """(value, map of its mechanism's internal names to those of ``equations``, only the

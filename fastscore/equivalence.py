@@ -19,7 +19,9 @@ The ladder, for one pair:
    on both sides are tried too.
 3. **high precision**: every other unreliable point is re-evaluated with SymEngine
    MPFR / mpmath at ``precision_digits`` digits: the worst few first, so a real
-   difference shows at once, then the rest.  Two values that disagree there but are
+   difference shows at once, then the rest.  When more than ``PROOF_FIRST`` are left
+   after the worst few, the proof (4) is tried first, and a proven pair needs no
+   re-check of them (an exact argument holds at every point).  Two values that disagree there but are
    both rounding residues of an exact zero (each shrinks by at least half the digits
    when re-evaluated at twice the precision) agree: a region where both sides vanish
    is not a counterexample.  Points undefined on both sides in float64
@@ -153,14 +155,12 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
             return _different(index, float(candidate.values[index]), float(reference.values[index]), domain)
         n_valid = screened.n_trusted
     else:
-        outcome = _Recheck(candidate, reference, domain, settings).run(screened)
+        proof = _Proof(candidate, reference, domain, settings, screened) if prove else None
+        outcome = _Recheck(candidate, reference, domain, settings, proof).run(screened)
         if isinstance(outcome, Verdict):
             return outcome
         n_valid = screened.n_trusted + outcome
-        inexact = None if not prove else _separated(candidate, reference, domain, screened.apart, rtol=0.0)
-        rule = None if inexact is not None or not prove else prove_equal(
-            candidate.expr, reference.expr, positive=domain.positive,
-            refuted=lambda: _unequal_precisely(candidate, reference, domain, screened.apart, settings.precision_digits))
+        rule = None if proof is None else proof.rule
         if rule is not None:
             return Verdict("proven", rule)
     if n_valid < settings.min_finite_points:
@@ -168,12 +168,40 @@ def judge(candidate: Quantity, reference: Quantity, *, domain: Domain,
     return Verdict("numeric", f"agree at {n_valid} points (rtol {settings.rtol:g})")
 
 
-class _Recheck:
-    """The points float64 cannot settle: certified differences, then high precision."""
+class _Proof:
+    """The proof rung (`prove_equal`), tried once: skipped where the float64 error bounds
+    show the sides are not exactly equal, or a high-precision value refutes it."""
 
-    def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, settings: Settings):
+    def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, settings: Settings,
+                 screened: Screen):
+        self.candidate, self.reference, self.domain = candidate, reference, domain
+        self.settings, self.screened = settings, screened
+
+    @cached_property
+    def rule(self) -> str | None:
+        """The rule that proves the pair equal, or None."""
+        candidate, reference, domain, apart = self.candidate, self.reference, self.domain, self.screened.apart
+        if _separated(candidate, reference, domain, apart, rtol=0.0) is not None:
+            return None
+        return prove_equal(candidate.expr, reference.expr, positive=domain.positive,
+                           refuted=lambda: _unequal_precisely(candidate, reference, domain, apart,
+                                                              self.settings.precision_digits))
+
+
+PROOF_FIRST = 64
+"""With more unreliable points than this left after the worst few agree at high
+precision, the proof is tried before re-checking them: proven, they need no re-check."""
+
+
+class _Recheck:
+    """The points float64 cannot settle: certified differences, then high precision
+    (the bulk of them after the ``proof``, when there are many)."""
+
+    def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, settings: Settings,
+                 proof: _Proof | None = None):
         self.candidate, self.reference = candidate, reference
         self.domain, self.settings = domain, settings
+        self.proof = proof
         self._rng = None
 
     @property
@@ -216,6 +244,8 @@ class _Recheck:
             return outcome
         valid += outcome[0]
         rest = self.rng.permutation(np.setdiff1d(unreliable, top, assume_unique=True))
+        if rest.size > PROOF_FIRST and self.proof is not None and self.proof.rule is not None:
+            return valid  # proven equal: the other points need no re-check
         if unreliable.size > self.settings.max_precise_points:
             outcome = self._check(rest[:max(0, self.settings.max_precise_points - top.size)])
             if isinstance(outcome, Verdict):

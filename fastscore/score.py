@@ -278,7 +278,8 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
         solution = solution.renamed(mapping)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
-                                   points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol)
+                                   points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
+                                   solved_blocks=copies.blocks)
         copies.add(equations, (key, solution))
     nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,

@@ -241,8 +241,10 @@ def _evaluable(expr: se.Basic) -> bool:
 class _Solver:
     """State of one ``solve_mechanism`` call."""
 
-    def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float, rtol: float):
+    def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float, rtol: float,
+                 solved_blocks: dict | None = None):
         self.knowns = tuple(sorted(knowns))
+        self.solved_blocks = solved_blocks  # (equations, unknowns) -> (closed forms, branch counts)
         self.points = points
         self.env: dict[str, np.ndarray] | None = None  # lazily broadcast points + numeric values
         self.budget = budget
@@ -305,8 +307,33 @@ class _Solver:
     # -- blocks
 
     def solve_block(self, equations: list[tuple[se.Basic, se.Basic]], unknowns: list[str]) -> None:
+        """Solve one block of the decomposition: its closed forms are recorded, or it is
+        solved numerically.  A block whose closed forms are in the knowns (its equations,
+        once the closed forms before it are substituted, hold no numeric unknown) is
+        looked up in ``solved_blocks`` (shared by the solves of one batch): met before, its
+        closed forms and branch counts are recorded again, not solved again."""
         self.check_budget()
         equations = [(self.substitute(lhs), self.substitute(rhs)) for lhs, rhs in equations]
+        key = None
+        if self.solved_blocks is not None and not any((names_of(lhs) | names_of(rhs)) & self.numeric
+                                               for lhs, rhs in equations):
+            key = (tuple(equations), tuple(unknowns))
+            found = self.solved_blocks.get(key)
+            if found is not None:
+                closed, branches = found
+                for name, expr in closed:
+                    self.record(name, expr)
+                self.branches.update(branches)
+                return
+        start = len(self.plan)
+        self.solve_equations(equations, unknowns)
+        steps = self.plan[start:]
+        if key is not None and all(isinstance(step, _Closed) for step in steps):
+            self.solved_blocks[key] = ([(step.name, step.expr) for step in steps],
+                                {name: self.branches[name] for name in unknowns if name in self.branches})
+
+    def solve_equations(self, equations: list[tuple[se.Basic, se.Basic]], unknowns: list[str]) -> None:
+        """`solve_block` on its equations with the closed forms before it substituted."""
         if len(unknowns) > 1:
             linear = linear_block([_residual(lhs, rhs) for lhs, rhs in equations], unknowns)
             if linear is not None:
@@ -531,6 +558,7 @@ def solve_mechanism(
     points: Mapping[str, np.ndarray],
     budget: float = DEFAULT_SETTINGS.solve_budget,
     rtol: float = DEFAULT_SETTINGS.rtol,
+    solved_blocks: dict | None = None,
 ) -> Solution:
     """Eliminate every unknown of ``equations`` and derive the ``target``.
 
@@ -539,7 +567,9 @@ def solve_mechanism(
     choice, consistency and residual checks and numeric blocks.  Raises
     ``SolveError`` (one line) for under-/over-determined, inconsistent or unsolvable
     systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  ``rtol``
-    (``Settings.rtol``) is the agreement of equation sides and of branches.  Numba's
+    (``Settings.rtol``) is the agreement of equation sides and of branches.  ``solved_blocks``:
+    a dict shared by solves with the same ``knowns``, ``points`` and ``rtol`` (one batch
+    of a task), in which blocks solved in closed form are kept and looked up.  Numba's
     first compilation is not charged to the budget; a garbage-collector pause (which
     grows with the caller's heap) is, unless the caller has paused the collector, as
     the executors and the bulk commands do (``fastscore.collector``).
@@ -557,7 +587,7 @@ def solve_mechanism(
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
-    solver = _Solver(known, points, budget, rtol)
+    solver = _Solver(known, points, budget, rtol, solved_blocks)
     matching = match(equation_unknowns, unknowns)
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)

@@ -13,6 +13,7 @@ from fastscore.canonical import (
     expand_arguments,
     expansion_size,
     guarded_expand,
+    normal_abs,
     prove_equal,
     reduced_roots,
     rewrite_positive,
@@ -165,3 +166,33 @@ def test_reduced_roots_take_the_perfect_powers_out_of_integer_roots(n, p, q, exp
     expr = reduced_roots(x * se.Integer(n) ** se.Rational(p, q))
     assert str(expr) == f"{expected}*x"
     assert float(expr.subs({x: 1})) == pytest.approx(n ** (p / q), rel=1e-15)
+
+
+# ---------------------------------------------------------------- absolute values
+
+
+@pytest.mark.parametrize(("lhs", "rhs"), [
+    (se.Abs(2 * x - 3), 2 * se.Abs(se.Rational(3, 2) - x)),  # factor out, sign flipped
+    (se.Abs((x - 3) / 7), se.Abs(3 - x) / 7),
+    # MechBench's clamp written two ways (Thermoelastic Heating Response): proportional arguments
+    ((1 + se.Abs((x - 3) / 7) - se.Abs((x - 3) / 7 - 1)) ** 2 / 4, ((7 + se.Abs(x - 3) - se.Abs(x - 10)) / 14) ** 2),
+    (se.Abs(-x * y / 5) * z, se.Abs(x * y) * z / 5),
+])
+def test_proportional_absolute_values_are_proven_by_the_abs_rule(lhs, rhs):
+    assert prove_equal(lhs, rhs) == "abs"
+
+
+@pytest.mark.parametrize(("lhs", "rhs"), [
+    (se.Abs(2 * x - 3), 2 * se.Abs(se.Rational(3, 2) + x)),  # another argument, not a multiple
+    (se.Abs(x - 3), se.Abs(x) - 3),
+    (se.Abs(x - 3) / 7, se.Abs(x - 3) / 8),
+    ((1 + se.Abs((x - 3) / 7) - se.Abs((x - 3) / 7 - 1)) ** 2, (1 + se.Abs((x - 3) / 7) - se.Abs((x - 3.001) / 7 - 1)) ** 2),
+])
+def test_absolute_values_of_other_arguments_are_not_proven(lhs, rhs):
+    assert prove_equal(lhs, rhs) is None
+
+
+def test_normal_abs_gives_one_form_to_proportional_arguments_of_either_sign():
+    forms = {normal_abs(e) for e in (se.Abs(2 * x - 3), se.Abs(3 - 2 * x), 4 * se.Abs(x / 2 - se.Rational(3, 4)))}
+    assert forms == {3 * se.Abs(1 - 2 * x / 3)}
+    assert normal_abs(se.Abs(x)) == se.Abs(x) and normal_abs(x + 1) == x + 1

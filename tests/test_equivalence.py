@@ -162,3 +162,36 @@ def test_sqrt_of_square_on_signed_domain():
     assert verdict.counterexample["candidate"] == pytest.approx(-verdict.counterexample["reference"])
     positive = Domain(names=("x",), points=np.abs(points) + 1e-3, sampled=("x",), positive=frozenset({"x"}))
     assert compare(se.sqrt(x**2), x, domain=positive).provenance == "proven"
+
+
+# ---------------------------------------------------------------- many unreliable points
+
+
+def _zero_region_verdict(candidate: str, reference: str, monkeypatch) -> tuple:
+    """The verdict of a pair over a [0, 10] x [0, 2] domain, and how many high-precision
+    evaluations it took."""
+    import fastscore.precision as precision
+    calls = []
+    value = precision.Precise.value
+    monkeypatch.setattr(precision.Precise, "value", lambda self, *a, **k: calls.append(1) or value(self, *a, **k))
+    case = Case(candidate, reference, (("a", 0.0, 10.0, "uniform"), ("y", 0.0, 2.0, "uniform")), True,
+                "zero-region", "")
+    names = case.names
+    verdict = compare(parse_expression(candidate, names=names), parse_expression(reference, names=names),
+                      domain=domain_of(case, seed=3))
+    return verdict, len(calls)
+
+
+def test_a_provable_pair_with_many_unreliable_points_is_proven_before_they_are_rechecked(monkeypatch):
+    # a clamp at zero on a <= 3 (a third of the points: all unreliable, as both sides are 0.0)
+    verdict, evaluations = _zero_region_verdict("((1 + Abs((a - 3)/7) - Abs((a - 3)/7 - 1))/2)**2*exp(y)",
+                                                "((7 + Abs(a - 3) - Abs(a - 10))/14)**2*exp(y)", monkeypatch)
+    assert (verdict.provenance, verdict.reason) == ("proven", "abs")
+    assert evaluations < 100  # the worst few only, not the ~1,000 zero-region points
+
+
+def test_an_unprovable_pair_with_many_unreliable_points_has_every_one_rechecked(monkeypatch):
+    verdict, evaluations = _zero_region_verdict("((1 + sqrt(((a - 3)/7)**2) - Abs((a - 3)/7 - 1))/2)**2*exp(y)",
+                                                "((7 + Abs(a - 3) - Abs(a - 10))/14)**2*exp(y)", monkeypatch)
+    assert verdict.provenance == "numeric"  # sqrt(u**2) = |u| is no rule: both vanish at high precision
+    assert evaluations > 1000

@@ -244,3 +244,26 @@ def test_roots_kernel_newton_on_two_unknowns():
     # no real solution: x**2 + y**2 = -a
     solution, converged = solve_block(compile_block([x**2 + y**2 + a, x - y], ["a"], ["x", "y"]), given)
     assert not converged.any()
+
+
+def test_a_block_met_before_in_a_batch_is_not_solved_again(monkeypatch):
+    import fastscore.solve as solve_module
+    points = {"a": np.linspace(1.0, 2.0, 50), "b": np.linspace(3.0, 5.0, 50)}
+    names = ("a", "b", "y")
+
+    def parsed(text):
+        return [parse_equation(e, names=names, allow_new_names=True) for e in text.split(";")]
+
+    first = parsed("p + q = a; p - 2*q = b; y = p*q")  # a linear block in p, q
+    second = parsed("p + q = a; p - 2*q = b; y = p + q**2")  # the same block, another law
+    linear = []
+    original = solve_module.solve_linear
+    monkeypatch.setattr(solve_module, "solve_linear", lambda *a, **k: linear.append(1) or original(*a, **k))
+    alone = [solve_mechanism(eqs, knowns=["a", "b"], target="y", points=points) for eqs in (first, second)]
+    assert len(linear) == 2
+    shared: dict = {}
+    together = [solve_mechanism(eqs, knowns=["a", "b"], target="y", points=points, solved_blocks=shared)
+                for eqs in (first, second)]
+    assert len(linear) == 3  # the second mechanism's block came from the first's
+    for one, other in zip(alone, together):
+        assert one.expressions == other.expressions and one.branches == other.branches
