@@ -3,14 +3,19 @@ side each is written on and the names of their internal quantities.
 
 A study's submissions repeat one mechanism under other names and in other orders (runs
 of one agent, agents that find the reference's mechanism).  ``fastscore.score`` solves
-the first of them and gives each copy that solution renamed (``Solution.renamed``):
+the first of them and gives each copy that solution renamed (``Solution.renamed``).
+`Copies.find` looks for the mechanism met before that one copies, cheapest way first:
 
-* `copy_key` is a cheap key, equal for copies (every internal name written alike);
-* `renaming` finds which internal name of one mechanism is which of the other's, by
-  colour refinement of the names over the equations they occur in, and then checks it
-  exactly: renamed, the equations are the other mechanism's, the same expressions (as
-  SymEngine compares them), one for one, either side left.  A mechanism whose names
-  colour refinement cannot tell apart (a symmetric one) gets None and is solved itself.
+1. the same equations (as SymEngine compares them), in another order or with sides
+   swapped: no renaming;
+2. the same texts token for token but for internal names, which give the renaming;
+3. the same equations once every internal name is written alike (their *shapes*), and
+   then colour refinement of the names over the equations they are in, which gives the
+   renaming when it tells every name apart (a symmetric mechanism is left unmatched,
+   and is solved itself).
+
+A renaming found in (2) or (3) is then checked exactly: renamed, the equations are the
+other mechanism's, one for one, either side left.
 """
 from __future__ import annotations
 
@@ -20,11 +25,13 @@ from collections.abc import Collection, Sequence
 import symengine as se
 
 from fastscore.closed_forms import names_of
+from fastscore.tokens import Limits, ParseError, is_name, tokenize
 
 __all__ = ["Copies"]
 
 _ANY = se.Symbol("#")  # an internal name, in a shape
 _THIS = se.Symbol("#1")  # the one name placed (`_place`)
+_LIMITS = Limits()
 
 Equations = Sequence[tuple[se.Basic, se.Basic]]
 
@@ -36,33 +43,35 @@ class Copies:
 
     def __init__(self, fixed: Collection[str]):
         self.fixed = frozenset(fixed)
-        self._met: dict[tuple[int, ...], list[_Met]] = {}
+        self._met: dict[tuple, list[_Met]] = {}
         self.blocks: dict = {}
-        """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms that are
-        not copies share some of theirs."""
+        """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms
+        that are not copies share some of theirs."""
 
-    def find(self, equations: Equations) -> tuple[object, dict[str, str]] | None:
+    def find(self, equations: Equations, texts: Sequence[str] = ()) -> tuple[object, dict[str, str]] | None:
         """(value, map of its mechanism's internal names to those of ``equations``, only the
-        names that differ) for the first mechanism met that ``equations`` copies, or None."""
+        names that differ) for the first mechanism met that ``equations`` (written as
+        ``texts``, when given) copies, or None."""
         met = self._met.get(self._key(equations))
         if not met:
             return None
-        same = _equations(equations)
+        mechanism = _Met(equations, texts, self.fixed, None)
         for entry in met:
-            if entry.equations == same:  # the same equations in another order, sides swapped
+            if entry.equations == mechanism.equations:
                 return entry.value, {}
-        colours = _unique(_colours(equations, self.fixed))
-        if colours is None:
-            return None
         for entry in met:
-            mapping = entry.renaming(colours, same, self.fixed)
+            mapping = entry.renaming(mechanism, aligned=True)
+            if mapping is not None:
+                return entry.value, mapping
+        for entry in met:
+            mapping = entry.renaming(mechanism, aligned=False)
             if mapping is not None:
                 return entry.value, mapping
         return None
 
-    def add(self, equations: Equations, value) -> None:
-        """Record a mechanism and its value."""
-        self._met.setdefault(self._key(equations), []).append(_Met(equations, _equations(equations), value))
+    def add(self, equations: Equations, value, texts: Sequence[str] = ()) -> None:
+        """Record a mechanism (written as ``texts``, when given) and its value."""
+        self._met.setdefault(self._key(equations), []).append(_Met(equations, texts, self.fixed, value))
 
     def _key(self, equations: Equations) -> tuple:
         """Equal for copies (and for some others): each equation's fixed names and its count
@@ -71,23 +80,78 @@ class Copies:
 
 
 class _Met:
-    """A mechanism met, with its value; its colours are found when first needed."""
+    """A mechanism (met before, with its ``value``, or looked up): its equations as a
+    multiset, and its tokens, shapes and colours when first needed."""
 
-    def __init__(self, equations: Equations, counted: Counter, value):
-        self.source, self.equations, self.value = equations, counted, value
+    def __init__(self, source: Equations, texts: Sequence[str], fixed: frozenset[str], value):
+        self.source, self.texts, self.fixed, self.value = source, tuple(texts), fixed, value
+        self.equations = _equations(source)
+        self._tokens: list[str] | None | bool = False
+        self._shapes: list[int] | None = None
         self._colours: dict[int, str] | None | bool = False
 
-    def renaming(self, colours: dict[int, str], counted: Counter, fixed: frozenset[str]) -> dict[str, str] | None:
-        """The map of this mechanism's internal names (that differ) to those of the one
-        coloured ``colours`` (colour -> name) with equations ``counted``, or None."""
+    @property
+    def tokens(self) -> list[str] | None:
+        """The tokens of its texts, one equation after another (None without texts)."""
+        if self._tokens is False:
+            try:
+                self._tokens = [t for text in self.texts for t in tokenize(text, _LIMITS)] if self.texts else None
+            except ParseError:
+                self._tokens = None
+        return self._tokens
+
+    @property
+    def shapes(self) -> list[int]:
+        """The shape of each equation (its internal names written alike: a hash)."""
+        if self._shapes is None:
+            internal = set().union(*((names_of(lhs) | names_of(rhs)) - self.fixed for lhs, rhs in self.source))
+            alike = se.DictBasic({se.Symbol(name): _ANY for name in internal})  # converted once
+            self._shapes = [hash(frozenset((lhs.xreplace(alike), rhs.xreplace(alike)))) for lhs, rhs in self.source]
+        return self._shapes
+
+    @property
+    def colours(self) -> dict[int, str] | None:
+        """colour -> internal name (`_colours`), or None when two names share a colour."""
         if self._colours is False:
-            self._colours = _unique(_colours(self.source, fixed))
-        if self._colours is None or self._colours.keys() != colours.keys():
+            self._colours = _unique(_colours(self.source, self.shapes, self.fixed))
+        return self._colours
+
+    def renaming(self, other: _Met, *, aligned: bool) -> dict[str, str] | None:
+        """The map of this mechanism's internal names (those that differ) to ``other``'s
+        under which the two are the same equations, found by aligning their tokens
+        (``aligned``) or by colour refinement, and checked; None when none is found."""
+        if aligned:
+            mapping = _aligned(self.tokens, other.tokens, self.fixed)
+        elif sorted(self.shapes) != sorted(other.shapes) or self.colours is None or other.colours is None or \
+                self.colours.keys() != other.colours.keys():
+            mapping = None
+        else:
+            mapping = {name: other.colours[c] for c, name in self.colours.items() if other.colours[c] != name}
+        if not mapping:
             return None
-        mapping = {name: colours[c] for c, name in self._colours.items() if colours[c] != name}
         moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})  # converted once
         renamed = Counter(frozenset((lhs.xreplace(moved), rhs.xreplace(moved))) for lhs, rhs in self.source)
-        return mapping if renamed == counted else None
+        return mapping if renamed == other.equations else None
+
+
+def _aligned(tokens: list[str] | None, others: list[str] | None, fixed: frozenset[str]) -> dict[str, str] | None:
+    """The renaming of internal names that turns ``tokens`` into ``others``, token for
+    token (only the names that differ), or None when there is none."""
+    if tokens is None or others is None or len(tokens) != len(others):
+        return None
+    mapping: dict[str, str] = {}
+    for token, other in zip(tokens, others):
+        if token == other:
+            if token in mapping and mapping[token] != token:
+                return None
+            mapping[token] = token
+            continue
+        if token in fixed or other in fixed or not is_name(token) or not is_name(other) or \
+                mapping.setdefault(token, other) != other:
+            return None
+    if len(set(mapping.values())) != len(mapping):
+        return None  # two names onto one
+    return {a: b for a, b in mapping.items() if a != b}
 
 
 def _equations(equations: Equations) -> Counter:
@@ -121,10 +185,10 @@ def _place(name: str, lhs: se.Basic, rhs: se.Basic, fixed: frozenset[str]) -> in
     return hash(frozenset((lhs.xreplace(alike), rhs.xreplace(alike))))
 
 
-def _colours(equations: Equations, fixed: frozenset[str]) -> dict[str, int]:
-    """Colour refinement of the internal names: a name starts from its roles (the shape of
-    each equation it is in, its internal names written alike, and where in it: `_role`,
-    or `_place` when `_role` leaves names alike), and is refined by the colours of its equations' other names until the
+def _colours(equations: Equations, shape: list[int], fixed: frozenset[str]) -> dict[str, int]:
+    """Colour refinement of the internal names: a name starts from its roles (the ``shape``
+    of each equation it is in, and where in it: `_role`, or `_place` when `_role` leaves
+    names alike), and is refined by the colours of its equations' other names until the
     partition is stable.  Names that correspond under a renaming get the same colours
     (valid within a process)."""
     names_in = [sorted((names_of(lhs) | names_of(rhs)) - fixed) for lhs, rhs in equations]
@@ -132,8 +196,6 @@ def _colours(equations: Equations, fixed: frozenset[str]) -> dict[str, int]:
     for i, names in enumerate(names_in):
         for name in names:
             equations_of.setdefault(name, []).append(i)
-    alike = se.DictBasic({se.Symbol(name): _ANY for name in equations_of})  # converted once, for every equation
-    shape = [hash(frozenset((lhs.xreplace(alike), rhs.xreplace(alike)))) for lhs, rhs in equations]
     role = {(name, i): hash((shape[i], _role(name, *equations[i]))) for name, found in equations_of.items()
             for i in found}
     colour = _refined(role, names_in, equations_of)

@@ -269,10 +269,11 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     mechanism = key[1]
     names = (*reference.knowns, problem.target.name)
     limits = settings.limits
-    equations = [_equation(text, names, limits) for text in split_equations(mechanism, limits=limits)]
+    texts = split_equations(mechanism, limits=limits)
+    equations = [_equation(text, names, limits) for text in texts]
     if reference.constants:
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
-    found = copies.find(equations)
+    found = copies.find(equations, texts)
     if found is not None:
         (original, solution), mapping = found
         solution = solution.renamed(mapping)
@@ -280,7 +281,7 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                    points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
                                    solved_blocks=copies.blocks)
-        copies.add(equations, (key, solution))
+        copies.add(equations, (key, solution), texts)
     nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
                       nodes=nodes, copy_of=None if found is None else (original, mapping))
