@@ -34,6 +34,7 @@ cos(u)**2`` with ``u = (r+M+m+G+1)**16`` (4,845 terms) would cost seconds a pair
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from math import comb
 
@@ -117,11 +118,16 @@ def _split_number(term: se.Basic) -> tuple[se.Basic, se.Basic]:
     return se.Integer(1), term
 
 
+@memoized(1 << 12)
 def reduced_roots(expr: se.Basic) -> se.Basic:
     """``expr`` with every root of an integer ``n**(p/q)`` written with the ``q``-th powers
     of small primes taken out of ``n`` (``100000000000000000**(1/4)`` is
     ``10000*10**(1/4)``; SymEngine reduces a perfect power only).  Valid for the
-    principal root of a positive integer."""
+    principal root of a positive integer.  Memoised; an expression whose text shows no
+    root (``**(p/q)`` or ``sqrt(``) is returned at once: its text is cheaper than its
+    atoms, unless its tree is far larger than its distinct nodes."""
+    if count_nodes(expr) <= MAX_TREE_WALK and _ROOT_TEXT.search(str(expr)) is None:
+        return expr
     mapping = {}
     for power in expr.atoms(se.Pow):
         root = _integer_root(*power.args)
@@ -130,6 +136,7 @@ def reduced_roots(expr: se.Basic) -> se.Basic:
     return expr.xreplace(mapping) if mapping else expr
 
 
+_ROOT_TEXT = re.compile(r"\*\*\(-?\d+/\d+\)|sqrt\(")
 _ROOT_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 

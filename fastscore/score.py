@@ -274,15 +274,15 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     if reference.constants:
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
     found = copies.find(equations, texts)
-    if found is not None:
-        (original, solution), mapping = found
+    if found is not None:  # the same equations: the same sizes (in another order)
+        (original, solution, nodes), mapping = found
         solution = solution.renamed(mapping)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                    points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
                                    solved_blocks=copies.blocks)
-        copies.add(equations, (key, solution), texts)
-    nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
+        nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
+        copies.add(equations, (key, solution, nodes), texts)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
                       nodes=nodes, copy_of=None if found is None else (original, mapping))
 
@@ -292,6 +292,13 @@ def _equation(text: str, names: tuple[str, ...], limits: Limits) -> tuple[se.Bas
     """One equation of a submitted mechanism (memoised: a task's submissions share most
     of their equations; a text that does not parse raises each time)."""
     return parse_equation(text, names=names, allow_new_names=True, limits=limits)
+
+
+@memoized(1 << 12)
+def _answer_expression(text: str, name: str, knowns: tuple[str, ...], limits: Limits) -> se.Basic:
+    """A probe answer's expression (memoised: rows repeat their answers, ``p = p`` above
+    all; a text that does not parse raises each time)."""
+    return read_expression(text, target=name, names=knowns, allow_new_names=True, limits=limits)
 
 
 def _parse_answers(reference: Reference, probes: str | None, replies: str | None,
@@ -331,7 +338,7 @@ def _answer(reference: Reference, name: str, text: str, solution, limits: Limits
     try:
         if strict:
             text = reply_equation(text, name, limits=limits)
-        expr = read_expression(text, target=name, names=reference.knowns, allow_new_names=True, limits=limits)
+        expr = _answer_expression(text, name, reference.knowns, limits)
     except ValueError as failure:
         return f"parse error: {failure}"
     expr = expr.subs(reference.constants)
