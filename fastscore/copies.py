@@ -48,11 +48,12 @@ class Copies:
         """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms
         that are not copies share some of theirs."""
 
-    def find(self, equations: Equations, texts: Sequence[str] = ()) -> tuple[object, dict[str, str]] | None:
+    def find(self, equations: Equations, texts: Sequence[str] = (),
+             sizes: Sequence[int] = ()) -> tuple[object, dict[str, str]] | None:
         """(value, map of its mechanism's internal names to those of ``equations``, only the
         names that differ) for the first mechanism met that ``equations`` (written as
-        ``texts``, when given) copies, or None."""
-        met = self._met.get(self._key(equations))
+        ``texts``, of tree sizes ``sizes``, when given) copies, or None."""
+        met = self._met.get(self._key(equations, sizes))
         if not met:
             return None
         mechanism = _Met(equations, texts, self.fixed, None)
@@ -69,14 +70,16 @@ class Copies:
                 return entry.value, mapping
         return None
 
-    def add(self, equations: Equations, value, texts: Sequence[str] = ()) -> None:
-        """Record a mechanism (written as ``texts``, when given) and its value."""
-        self._met.setdefault(self._key(equations), []).append(_Met(equations, texts, self.fixed, value))
+    def add(self, equations: Equations, value, texts: Sequence[str] = (), sizes: Sequence[int] = ()) -> None:
+        """Record a mechanism (written as ``texts``, of tree sizes ``sizes``, when given) and
+        its value (`find` must be given ``texts`` and ``sizes`` alike)."""
+        self._met.setdefault(self._key(equations, sizes), []).append(_Met(equations, texts, self.fixed, value))
 
-    def _key(self, equations: Equations) -> tuple:
-        """Equal for copies (and for some others): each equation's fixed names and its count
-        of internal ones (`_outline`), sorted."""
-        return tuple(sorted(_outline(lhs, rhs, self.fixed) for lhs, rhs in equations))
+    def _key(self, equations: Equations, sizes: Sequence[int]) -> tuple:
+        """Equal for copies (and for some others): each equation's fixed names, its count of
+        internal ones (`_outline`) and its tree size (renaming keeps it), sorted."""
+        return tuple(sorted((*_outline(lhs, rhs, self.fixed), size)
+                            for (lhs, rhs), size in zip(equations, sizes or (0,) * len(equations))))
 
 
 class _Met:
@@ -139,19 +142,17 @@ def _aligned(tokens: list[str] | None, others: list[str] | None, fixed: frozense
     token (only the names that differ), or None when there is none."""
     if tokens is None or others is None or len(tokens) != len(others):
         return None
-    mapping: dict[str, str] = {}
-    for token, other in zip(tokens, others):
-        if token == other:
-            if token in mapping and mapping[token] != token:
-                return None
-            mapping[token] = token
-            continue
-        if token in fixed or other in fixed or not is_name(token) or not is_name(other) or \
-                mapping.setdefault(token, other) != other:
-            return None
-    if len(set(mapping.values())) != len(mapping):
-        return None  # two names onto one
-    return {a: b for a, b in mapping.items() if a != b}
+    pairs = {(a, b) for a, b in zip(tokens, others) if a != b}
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs) or len(set(mapping.values())) != len(mapping):
+        return None  # a name renamed two ways, or two names onto one
+    kept = {a for a, b in zip(tokens, others) if a == b}
+    if not kept.isdisjoint(mapping) or not kept.isdisjoint(mapping.values()):
+        return None  # a name renamed in one place and kept in another
+    if not fixed.isdisjoint(mapping) or not fixed.isdisjoint(mapping.values()) or \
+            not all(is_name(a) and is_name(b) for a, b in mapping.items()):
+        return None
+    return mapping
 
 
 def _equations(equations: Equations) -> Counter:

@@ -273,16 +273,16 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     equations = [_equation(text, names, limits) for text in texts]
     if reference.constants:
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
-    found = copies.find(equations, texts)
-    if found is not None:  # the same equations: the same sizes (in another order)
-        (original, solution, nodes), mapping = found
+    nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
+    found = copies.find(equations, texts, nodes)
+    if found is not None:
+        (original, solution), mapping = found
         solution = solution.renamed(mapping)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                    points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
                                    solved_blocks=copies.blocks)
-        nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
-        copies.add(equations, (key, solution, nodes), texts)
+        copies.add(equations, (key, solution), texts, nodes)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
                       nodes=nodes, copy_of=None if found is None else (original, mapping))
 
@@ -370,20 +370,25 @@ def _answer(reference: Reference, name: str, text: str, solution, limits: Limits
 def _evaluate(reference: Reference, expressions: Mapping[str, se.Basic]) -> tuple[dict[str, Quantity | str],
                                                                                   np.ndarray]:
     """Every distinct expression with its values at the reference points (one kernel
-    batch), and the matrix of those values (one row per expression that has values, in
-    the order of the returned dict); an expression the kernel cannot compile maps to
-    its error text."""
+    batch; the reference's own law has them already), and the matrix of those values
+    (one row per expression that has values, in the order of the returned dict); an
+    expression the kernel cannot compile maps to its error text."""
     values = {}
+    law = reference.law
     for key, expr in expressions.items():
+        if expr == law.expr:  # the reference's own law (a law-only mechanism): its values are at hand
+            values[key] = law
+            continue
         try:
             values[key] = compile_tape(expr, reference.domain.names)
         except UnsupportedExpression as error:
             values[key] = f"cannot evaluate: {error}"
-    tapes = [tape for tape in values.values() if not isinstance(tape, str)]
-    matrix = evaluate(tapes, reference.domain.points) if tapes else np.zeros((0, reference.domain.points.shape[1]))
-    rows = iter(matrix)
-    values = {key: tape if isinstance(tape, str) else Quantity(expressions[key], next(rows), tape)
+    tapes = [tape for tape in values.values() if not isinstance(tape, (str, Quantity))]
+    evaluated = iter(evaluate(tapes, reference.domain.points) if tapes else ())
+    values = {key: tape if isinstance(tape, (str, Quantity)) else Quantity(expressions[key], next(evaluated), tape)
               for key, tape in values.items()}
+    rows = [value.values for value in values.values() if isinstance(value, Quantity)]
+    matrix = np.array(rows) if rows else np.zeros((0, reference.domain.points.shape[1]))
     return values, matrix
 
 

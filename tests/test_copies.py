@@ -51,6 +51,11 @@ def test_near_copies_are_not_copies():
         assert _found(original, near) is None, near
 
 
+def test_a_name_renamed_in_one_place_only_is_no_copy():
+    assert _found("a = 2*x; b = a*x; y = a + b", "p = 2*x; b = a*x; y = p + b") is None
+    assert _found("a = 2*x; b = a*x; y = a + b", "b = 2*x; b = a*x; y = b + b") is None  # two names onto one
+
+
 def test_names_no_equation_tells_apart_give_no_renaming():
     # a and b are interchangeable: any renaming would do, and none is guessed
     assert _found("a = x; b = x; y = a*b", "p = x; q = x; y = p*q") is None
