@@ -15,16 +15,21 @@ the first of them and gives each copy that solution renamed (``Solution.renamed`
    and is solved itself).
 
 A renaming found in (2) or (3) is then checked exactly: renamed, the equations are the
-other mechanism's, one for one, either side left.
+other mechanism's, one for one, either side left.  Before a mechanism is parsed,
+`Copies.written` looks for one met before whose texts are its texts token for token but
+for internal names (none of them declared, a constant or a function): its equations are
+then that one's renamed, not parsed again, since the parser reads every other name alike.
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
+from functools import cached_property
 
 import symengine as se
 
 from fastscore.closed_forms import names_of
+from fastscore.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.tokens import Limits, ParseError, is_name, tokenize
 
 __all__ = ["Copies"]
@@ -44,6 +49,8 @@ class Copies:
     def __init__(self, fixed: Collection[str]):
         self.fixed = frozenset(fixed)
         self._met: dict[tuple, list[_Met]] = {}
+        self._written: dict[tuple[int, ...], list[_Met]] = {}  # by the token count of each text
+        self._reserved = self.fixed | CONSTANTS.keys() | FUNCTION_TABLE.keys()  # names never renamed
         self.blocks: dict = {}
         """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms
         that are not copies share some of theirs."""
@@ -73,7 +80,28 @@ class Copies:
     def add(self, equations: Equations, value, texts: Sequence[str] = (), sizes: Sequence[int] = ()) -> None:
         """Record a mechanism (written as ``texts``, of tree sizes ``sizes``, when given) and
         its value (`find` must be given ``texts`` and ``sizes`` alike)."""
-        self._met.setdefault(self._key(equations, sizes), []).append(_Met(equations, texts, self.fixed, value))
+        met = _Met(equations, texts, self.fixed, value)
+        self._met.setdefault(self._key(equations, sizes), []).append(met)
+        if met.counts is not None:
+            self._written.setdefault(met.counts, []).append(met)
+
+    def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], list] | None:
+        """(value, renaming, equations) of the first mechanism met whose texts are ``texts``
+        token for token but for internal names (module doc): the equations are its own,
+        renamed; None when there is none (or a text does not tokenize within ``limits``)."""
+        try:
+            lists = [tokenize(text, limits) for text in texts]
+        except ParseError:
+            return None
+        tokens = [t for part in lists for t in part]
+        for entry in self._written.get(tuple(map(len, lists)), ()):
+            mapping = _aligned(entry.tokens, tokens, self._reserved)
+            if mapping is not None:
+                moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})
+                equations = [(lhs.xreplace(moved), rhs.xreplace(moved)) if mapping else (lhs, rhs)
+                             for lhs, rhs in entry.source]
+                return entry.value, mapping, equations
+        return None
 
     def _key(self, equations: Equations, sizes: Sequence[int]) -> tuple:
         """Equal for copies (and for some others): each equation's fixed names, its count of
@@ -89,19 +117,31 @@ class _Met:
     def __init__(self, source: Equations, texts: Sequence[str], fixed: frozenset[str], value):
         self.source, self.texts, self.fixed, self.value = source, tuple(texts), fixed, value
         self.equations = _equations(source)
-        self._tokens: list[str] | None | bool = False
+        self._lists: list[list[str]] | None | bool = False
         self._shapes: list[int] | None = None
         self._colours: dict[int, str] | None | bool = False
 
     @property
-    def tokens(self) -> list[str] | None:
-        """The tokens of its texts, one equation after another (None without texts)."""
-        if self._tokens is False:
+    def lists(self) -> list[list[str]] | None:
+        """The tokens of each of its texts (None without texts)."""
+        if self._lists is False:
             try:
-                self._tokens = [t for text in self.texts for t in tokenize(text, _LIMITS)] if self.texts else None
+                self._lists = [tokenize(text, _LIMITS) for text in self.texts] if self.texts else None
             except ParseError:
-                self._tokens = None
-        return self._tokens
+                self._lists = None
+        return self._lists
+
+    @cached_property
+    def tokens(self) -> list[str] | None:
+        """The tokens of its texts, one after another (None without texts)."""
+        lists = self.lists
+        return None if lists is None else [t for part in lists for t in part]
+
+    @property
+    def counts(self) -> tuple[int, ...] | None:
+        """How many tokens each of its texts has (None without texts)."""
+        lists = self.lists
+        return None if lists is None else tuple(map(len, lists))
 
     @property
     def shapes(self) -> list[int]:
@@ -137,9 +177,9 @@ class _Met:
         return mapping if renamed == other.equations else None
 
 
-def _aligned(tokens: list[str] | None, others: list[str] | None, fixed: frozenset[str]) -> dict[str, str] | None:
-    """The renaming of internal names that turns ``tokens`` into ``others``, token for
-    token (only the names that differ), or None when there is none."""
+def _aligned(tokens: list[str] | None, others: list[str] | None, reserved: frozenset[str]) -> dict[str, str] | None:
+    """The renaming of names (none of them ``reserved``) that turns ``tokens`` into
+    ``others``, token for token (only the names that differ), or None when there is none."""
     if tokens is None or others is None or len(tokens) != len(others):
         return None
     pairs = {(a, b) for a, b in zip(tokens, others) if a != b}
@@ -149,7 +189,7 @@ def _aligned(tokens: list[str] | None, others: list[str] | None, fixed: frozense
     kept = {a for a, b in zip(tokens, others) if a == b}
     if not kept.isdisjoint(mapping) or not kept.isdisjoint(mapping.values()):
         return None  # a name renamed in one place and kept in another
-    if not fixed.isdisjoint(mapping) or not fixed.isdisjoint(mapping.values()) or \
+    if not reserved.isdisjoint(mapping) or not reserved.isdisjoint(mapping.values()) or \
             not all(is_name(a) and is_name(b) for a, b in mapping.items()):
         return None
     return mapping

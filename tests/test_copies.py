@@ -111,3 +111,28 @@ def test_a_scorer_same_for_copies_is_called_once_for_a_mechanism_and_its_copies(
         unregister_scorer("own")
     assert calls["alike"] == [MM_MECHANISM, other] and calls["own"] == [MM_MECHANISM, renamed, other]
     assert [s["n_alike"] for s in scores] == [6, 6, 6] == [s["n_own"] for s in scores]
+
+
+def _written(original: str, copy: str):
+    from fastscore.tokens import Limits
+    copies = Copies(FIXED)
+    copies.add(_equations(original), "value", original.split(";"))
+    return copies.written(copy.split(";"), Limits())
+
+
+def test_a_copy_written_the_same_but_for_its_names_is_renamed_not_parsed():
+    value, mapping, equations = _written("a = 2*x + t; b = a*exp(-a/t); y = b**2 - a",
+                                         "p = 2*x + t; q = p*exp(-p/t); y = q**2 - p")
+    assert value == "value" and mapping == {"a": "p", "b": "q"}
+    assert equations == _equations("p = 2*x + t; q = p*exp(-p/t); y = q**2 - p")  # as parsing would give
+    assert _written("a = 2*x; y = a", "a  =  2 * x;y=a")[1:] == ({}, _equations("a = 2*x; y = a"))  # spacing
+
+
+def test_names_the_parser_reads_otherwise_are_never_renamed():
+    original = "a = 2*x; b = a*t; y = a + b"
+    for copy in ("pi = 2*x; b = pi*t; y = pi + b",  # a constant
+                 "exp = 2*x; b = exp*t; y = exp + b",  # a function
+                 "a = 2*t; b = a*x; y = a + b",  # knowns swapped
+                 "a = 2*x; b = a*t; q = a + b",  # the target
+                 "a = 2*x; b = a*t; y = a + b + 0"):  # another text
+        assert _written(original, copy) is None, copy
