@@ -50,6 +50,7 @@ class Copies:
         self.fixed = frozenset(fixed)
         self._met: dict[tuple, list[_Met]] = {}
         self._written: dict[tuple[int, ...], list[_Met]] = {}  # by the token count of each text
+        self._lengths: set[int] = set()  # their numbers of texts
         self._reserved = self.fixed | CONSTANTS.keys() | FUNCTION_TABLE.keys()  # names never renamed
         self.blocks: dict = {}
         """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms
@@ -84,11 +85,14 @@ class Copies:
         self._met.setdefault(self._key(equations, sizes), []).append(met)
         if met.counts is not None:
             self._written.setdefault(met.counts, []).append(met)
+            self._lengths.add(len(met.counts))
 
     def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], list] | None:
         """(value, renaming, equations) of the first mechanism met whose texts are ``texts``
         token for token but for internal names (module doc): the equations are its own,
         renamed; None when there is none (or a text does not tokenize within ``limits``)."""
+        if len(texts) not in self._lengths:
+            return None  # no mechanism of as many equations was met
         try:
             lists = [tokenize(text, limits) for text in texts]
         except ParseError:
