@@ -239,13 +239,17 @@ def graph_similarity(reference: MechanismGraph, submitted: MechanismGraph, *,
     if mapping is not None:
         return GraphMatch(score=1.0, mapping=mapping, common_nodes=len(reference.roles),
                           common_edges=len(reference.edges), exact=True, steps=0)
-    search = _Search(reference, submitted, max_steps)
-    value, mapping = search.run()
     anchors = {n for n, r in reference.roles.items() if r != INTERNAL} & \
               {n for n, r in submitted.roles.items() if r != INTERNAL}
+    total = len(reference.roles) + len(reference.edges) + len(submitted.roles) + len(submitted.edges)
+    if not reference.internal or not submitted.internal:  # nothing to map: the edges between anchors
+        common_edges = sum(1 for u, v in reference.edges if u in anchors and v in anchors and (u, v) in submitted.edges)
+        return GraphMatch(score=2 * (len(anchors) + common_edges) / total, mapping={}, common_nodes=len(anchors),
+                          common_edges=common_edges, exact=True, steps=0)
+    search = _Search(reference, submitted, max_steps)
+    value, mapping = search.run()
     common_nodes = len(anchors) + min(len(search.a), len(search.b))
     common_edges = search.fixed + value
-    total = len(reference.roles) + len(reference.edges) + len(submitted.roles) + len(submitted.edges)
     return GraphMatch(score=2 * (common_nodes + common_edges) / total, mapping=mapping, common_nodes=common_nodes,
                       common_edges=common_edges, exact=not search.stopped, steps=search.steps)
 

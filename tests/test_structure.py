@@ -137,6 +137,14 @@ def test_a_completely_different_mechanism_shares_only_the_target():
 def test_the_law_alone_keeps_the_anchors_but_no_edge():
     # y = (x*z + x)**2: nodes x, z, y, edges x->y, z->y: 2 * 3 / (10 + 5)
     assert _graph_score(CHAIN, ["y = (x*z + x)**2"]) == pytest.approx(0.4)
+    # nothing internal to map on one side: no search, and what the search finds
+    from fastscore.structure import _Search
+    for a, b in ((CHAIN, ["y = (x*z + x)**2"]), (["y = (x*z + x)**2"], CHAIN), (["y = x*z"], ["y = x + z"])):
+        match = graph_similarity(_graph(a), _graph(b))
+        search = _Search(_graph(a), _graph(b), 10**6)
+        value, mapping = search.run()
+        assert (match.exact, match.steps, match.mapping) == (True, 0, mapping)
+        assert match.common_edges == search.fixed + value
 
 
 def test_the_score_is_symmetric_and_in_range():
