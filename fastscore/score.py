@@ -121,6 +121,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
                        _law_metrics(reference, matrix, settings)))
     shared_outcomes, outcomes, scored = {}, {}, {}  # outcomes and columns by law key, for its copies
+    known: dict = {}  # closed forms against the reference quantities (`recovered_quantities`)
     scorers = submission_scorers()
     for key, candidate in candidates.items():
         if laws[key] is not None:
@@ -131,7 +132,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         if outcome is None:
             original = None if candidate.copy_of is None else outcomes.get(candidate.copy_of[0])
             outcome = _judge_law(reference, candidate, values, metrics, settings, memo,
-                                 None if original is None else (original, candidate.copy_of[1]))
+                                 None if original is None else (original, candidate.copy_of[1]), known)
             outcomes[key] = outcome
             if shared is not None:
                 shared_outcomes[shared] = outcome
@@ -422,10 +423,12 @@ def _law_metrics(reference: Reference, matrix: np.ndarray, settings: Settings) -
 
 
 def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, settings: Settings,
-               memo: ScoreMemo, original: tuple[_LawOutcome, Mapping[str, str]] | None = None) -> _LawOutcome:
+               memo: ScoreMemo, original: tuple[_LawOutcome, Mapping[str, str]] | None = None,
+               known: dict | None = None) -> _LawOutcome:
     """The law's verdict and metrics, and the reference quantities its mechanism recovers;
     ``original``: the outcome of the mechanism this one copies, and the renaming (its
-    quantities are that one's, renamed)."""
+    quantities are that one's, renamed); ``known``: the batch's closed forms judged against
+    the reference quantities so far (`recovered_quantities`)."""
     if candidate.status != "ok":
         return _LawOutcome()
     if candidate.text is not None:
@@ -449,7 +452,7 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
         in_mechanism = {probe: None if found is None else mapping.get(found, found)
                         for probe, found in outcome.in_mechanism.items()}
     else:
-        recovered = recovered_quantities(reference, candidate.solution, settings)
+        recovered = recovered_quantities(reference, candidate.solution, settings, known=known)
         in_mechanism = _probes_in_mechanism(reference, candidate.solution, recovered, settings)
     return _LawOutcome(verdict=verdict, metrics=law_metrics, recovered=recovered, in_mechanism=in_mechanism)
 

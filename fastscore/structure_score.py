@@ -32,7 +32,7 @@ order, so a copy in a batch takes the first one's columns.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -199,10 +199,13 @@ register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, _score, same_for
 
 
 def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,
-                         every: bool = False) -> dict[str, tuple[str, ...]]:
+                         every: bool = False, known: dict | None = None) -> dict[str, tuple[str, ...]]:
     """For each internal quantity of the reference mechanism, the internal quantities of
     the submitted ``solution`` equal to it by value (whatever their names): the first
-    one found, or with ``every`` all of them; empty when none is."""
+    one found, or with ``every`` all of them; empty when none is.  ``known``: a dict
+    shared by the calls of one batch (one reference and settings), in which the values,
+    screen and verdicts of each closed form are kept: a batch's mechanisms share most of
+    theirs."""
     prepared = reference_structure(reference)
     if prepared is None or not prepared.quantities:
         return {}
@@ -211,26 +214,45 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
     found = {name: () for name in prepared.quantities}
     if not internal:
         return found
-    # a closed form that is a reference quantity's own has its values already
-    same = {n: prepared.by_expr[e] for n in internal
-            if (e := solution.expressions.get(n)) is not None and e in prepared.by_expr}
-    rest = [n for n in internal if n not in same]
+    known = {} if known is None else known
+    exprs = [solution.expressions.get(n) for n in internal]
+    rest = [n for n, e in zip(internal, exprs) if e is None or (e not in known and e not in prepared.by_expr)]
     values = solution.values(rest, points_of(reference)) if rest else {}
-    values.update((n, prepared.quantities[name].values) for n, name in same.items())
     columns = _screen_columns(reference)
-    submitted = np.array([values[n][columns] for n in internal])
-    share = _screen(prepared.screen, submitted)
+    for n, e in zip(internal, exprs):
+        if e is not None and e not in known:
+            # a closed form that is a reference quantity's own has its values already
+            value = prepared.quantities[prepared.by_expr[e]].values if e in prepared.by_expr else values[n]
+            known[e] = _Known(value, _screen(prepared.screen, value[None, columns])[:, 0])
+    share = np.array([known[e].share if e is not None else _screen(prepared.screen, values[n][None, columns])[:, 0]
+                      for n, e in zip(internal, exprs)]).T
     for row, (name, expected) in enumerate(prepared.quantities.items()):
         for col in sorted(np.flatnonzero(share[row] >= _SCREEN_SHARE), key=lambda c: (-share[row, c], internal[c])):
-            candidate = internal[col]
-            expr = solution.expressions.get(candidate) if expected.expr is not None else None
-            verdict = judge(Quantity(expr, values[candidate]), expected, domain=reference.domain, settings=settings,
-                            prove=False)
-            if verdict.equivalent:
+            candidate, expr = internal[col], exprs[col]
+            if expr is None:
+                equal = judge(Quantity(None, values[candidate]), expected, domain=reference.domain,
+                              settings=settings, prove=False).equivalent
+            else:
+                equal = known[expr].equal.get(name)
+                if equal is None:
+                    quantity = Quantity(expr if expected.expr is not None else None, known[expr].values)
+                    equal = known[expr].equal[name] = judge(quantity, expected, domain=reference.domain,
+                                                            settings=settings, prove=False).equivalent
+            if equal:
                 found[name] += (candidate,)
                 if not every:
                     break
     return found
+
+
+@dataclass
+class _Known:
+    """A closed form met in a batch (`recovered_quantities`): its values, its screen share
+    against each reference quantity, and its verdicts so far (by reference quantity)."""
+
+    values: np.ndarray
+    share: np.ndarray
+    equal: dict[str, bool] = field(default_factory=dict)
 
 
 def _screen(reference: np.ndarray, submitted: np.ndarray) -> np.ndarray:
