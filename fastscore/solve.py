@@ -538,6 +538,17 @@ def _back_substitute(steps: Sequence[tuple[str, se.Basic]], solved: Mapping[str,
     return out
 
 
+@memoized(1 << 10)
+def _decomposition(equation_unknowns: tuple[frozenset[str], ...],
+                   unknowns: tuple[str, ...]) -> tuple[dict[int, str], list[list[int]]]:
+    """The matching of equations to unknowns and, when it fixes every unknown, the blocks
+    in solving order (memoised: a task's mechanisms share their structure; the result is
+    not to be changed)."""
+    matching = match(list(equation_unknowns), list(unknowns))
+    complete = len(set(matching.values())) == len(unknowns)
+    return matching, blocks(list(equation_unknowns), matching) if complete else []
+
+
 @memoized(1 << 12)
 def _unusable(lhs: se.Basic, rhs: se.Basic) -> tuple[str | None, str | None]:
     """Why the equation ``lhs = rhs`` cannot be solved with: (an unknown function in it,
@@ -588,13 +599,13 @@ def solve_mechanism(
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
     solver = _Solver(known, points, budget, rtol, solved_blocks)
-    matching = match(equation_unknowns, unknowns)
+    matching, order = _decomposition(tuple(map(frozenset, equation_unknowns)), tuple(unknowns))
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)
     if free:
         raise SolveError(f"under-determined: {n_eq} equations for {n_un} unknowns ({listed(free)} not fixed)")
     extra = [i for i in range(n_eq) if i not in matching]
-    for block in blocks(equation_unknowns, matching):
+    for block in order:
         solver.solve_block([equations[i] for i in block], [matching[i] for i in block])
     for i in extra:  # a name fixed by several equations: they must agree
         lhs, rhs = (solver.substitute(side) for side in equations[i])
