@@ -249,8 +249,10 @@ def _build_candidate(reference: Reference, key: tuple, *, settings: Settings, co
     return candidate
 
 
+@memoized(1 << 10)
 def _key_text(expr: se.Basic, max_nodes: int) -> str:
-    """The text of a candidate law (its key, and its ``derived_formula``).  A law over
+    """The text of a candidate law (its key, and its ``derived_formula``; memoised: copies
+    of a mechanism share their law).  A law over
     ``max_nodes`` tree nodes (``Settings.max_text_nodes``) is not written out: a chain of
     20 substitutions shares one subexpression a million times, and its text would be
     tens of megabytes (``derived_formula`` is then null; the law is still judged)."""
