@@ -115,7 +115,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         if c.expr is not None and laws[key] is None:
             expressions.setdefault(c.text, c.expr)
     for parsed, _ in new_answers.values():
-        expressions.update((str(e), e) for name, e in parsed.items()
+        expressions.update((_answer_text(e), e) for name, e in parsed.items()
                            if isinstance(e, se.Basic) and not _is_reference_answer(reference, name, e))
     values, matrix = _evaluate(reference, expressions)
     metrics = dict(zip((key for key, value in values.items() if not isinstance(value, str)),
@@ -204,7 +204,7 @@ def _probe_columns(text: str | None) -> dict[str, dict]:
 
 def _probe_fields(answer, verdict: Verdict) -> dict:
     """The columns of a probe row that depend only on the answer (shared by repeats)."""
-    text = answer[0] if isinstance(answer, tuple) else None if answer is None else str(answer)
+    text = answer[0] if isinstance(answer, tuple) else None if answer is None else _answer_text(answer)
     return {"answer": text, "probe_equivalent": verdict.equivalent,
             "probe_verdict": verdict.provenance, "probe_reason": verdict.reason,
             "probe_counterexample": _json(verdict.counterexample)}
@@ -300,6 +300,13 @@ def _equation(text: str, names: tuple[str, ...], limits: Limits) -> tuple[se.Bas
     """One equation of a submitted mechanism (memoised: a task's submissions share most
     of their equations; a text that does not parse raises each time)."""
     return parse_equation(text, names=names, allow_new_names=True, limits=limits)
+
+
+@memoized(1 << 12)
+def _answer_text(expr: se.Basic) -> str:
+    """The text of a probe answer's expression (its key; memoised: a row's answer is
+    written out for its values, its verdict and its row)."""
+    return str(expr)
 
 
 @memoized(1 << 12)
@@ -518,7 +525,7 @@ def _judge_probe(reference, name, answer, answers_error, values, settings, memo)
     if isinstance(answer, tuple):  # values of the submission's numeric quantities: not memoised by text
         text, predicted = None, answer[1]
     else:
-        text = str(answer)
+        text = _answer_text(answer)
         predicted = reference.probes[name] if _is_reference_answer(reference, name, answer) else values[text]
         if isinstance(predicted, str):
             return Verdict("undecided", predicted)
