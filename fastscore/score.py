@@ -107,8 +107,17 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
                                 if done is None and answers[2] is not None))
     copies = Copies((*reference.knowns, reference.problem.target.name))  # a mechanism's copies: solved once
     candidates = {key: _build_candidate(reference, key, settings=settings, copies=copies) for key in wanted}
-    new_answers = {answers: _parse_answers(reference, *answers[:2], candidates.get(answers[2]), settings.limits)
-                   for answers, done in probe_sets.items() if done is None}
+    # answers read through one solution (a mechanism and its copies in another order share it) are read once
+    read: dict[tuple, tuple[dict, str | None]] = {}
+    new_answers = {}
+    for answers, done in probe_sets.items():
+        if done is None:
+            candidate = candidates.get(answers[2])
+            solved = candidate is not None and candidate.status == "ok" and candidate.solution is not None
+            same = (*answers[:2], id(candidate.solution) if solved else None)
+            if same not in read:
+                read[same] = _parse_answers(reference, *answers[:2], candidate, settings.limits)
+            new_answers[answers] = read[same]
 
     expressions = {}
     for key, c in candidates.items():
@@ -154,10 +163,13 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
         laws[key] = (outcome.in_mechanism, fields)
         if candidate.status != "timeout":  # a timeout depends on the machine's load: retried next time
             memo.put(("law", task, key), laws[key])
+    judged: dict[int, list] = {}  # by the answers read (shared as above)
     for answers, (parsed, error) in new_answers.items():
-        probe_sets[answers] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name),
-                                                                             error, values, settings, memo))
-                               for name in reference.probes]
+        if id(parsed) not in judged:
+            judged[id(parsed)] = [_probe_fields(parsed.get(name), _judge_probe(reference, name, parsed.get(name),
+                                                                                error, values, settings, memo))
+                                  for name in reference.probes]
+        probe_sets[answers] = judged[id(parsed)]
         memo.put(("probes", task, answers), probe_sets[answers])
 
     score_rows, probe_rows = [], []
