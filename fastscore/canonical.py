@@ -148,7 +148,7 @@ def reduced_roots(expr: se.Basic) -> se.Basic:
     principal root of a positive integer.  Memoised; an expression whose text shows no
     root (``**(p/q)`` or ``sqrt(``) is returned at once: its text is cheaper than its
     atoms, unless its tree is far larger than its distinct nodes."""
-    if count_nodes(expr) <= MAX_TREE_WALK and _ROOT_TEXT.search(str(expr)) is None:
+    if count_nodes(expr) <= MAX_ROOT_TEXT_NODES and _ROOT_TEXT.search(str(expr)) is None:
         return expr
     mapping = {}
     for power in expr.atoms(se.Pow):
@@ -158,6 +158,9 @@ def reduced_roots(expr: se.Basic) -> se.Basic:
     return expr.xreplace(mapping) if mapping else expr
 
 
+MAX_ROOT_TEXT_NODES = 20_000
+"""Above this many tree nodes an expression's text is not written to look for roots
+(`reduced_roots`; its text could be far larger than its distinct nodes)."""
 _ROOT_TEXT = re.compile(r"\*\*\(-?\d+/\d+\)|sqrt\(")
 _ROOT_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
@@ -243,25 +246,21 @@ def _rebuild(kind: type, expr: se.Basic, args: list[se.Basic]) -> se.Basic:
     return expr.func(*args)
 
 
-MAX_TREE_WALK = 20_000
-"""Nodes ``count_nodes`` walks as a tree before it counts over distinct subexpressions."""
-
-
-@memoized(1 << 12)
+@memoized(1 << 15)
 def count_nodes(expr: se.Basic) -> int:
-    """Size of an expression tree (every node counted once per occurrence).  A tree of
-    more than ``MAX_TREE_WALK`` nodes is counted over its distinct subexpressions, so
-    the work stays linear in those (a solved mechanism can share one subexpression in
-    many places: a chain of 20 substitutions is a tree of 2**20 nodes).  Memoised: the
-    same equations, sides and coefficients are sized again and again."""
-    count, stack = 0, [expr]
-    while stack:
-        node = stack.pop()
-        count += 1
-        if count > MAX_TREE_WALK:
-            return _tree_size(expr)
-        stack.extend(node.args)
-    return count
+    """Size of an expression tree (every node counted once per occurrence), from the sizes
+    of its operands: memoised per subexpression, so the work is linear in the distinct
+    ones (a solved mechanism can share one subexpression in many places: a chain of 20
+    substitutions is a tree of 2**20 nodes) and a new expression built from parts sized
+    before (substituted closed forms, a derived law) costs its new nodes only.  A tree
+    nested too deep for that is counted over its distinct subexpressions at once."""
+    args = expr.args
+    if not args:
+        return 1
+    try:
+        return 1 + sum(count_nodes(a) if a.args else 1 for a in args)
+    except RecursionError:
+        return _tree_size(expr)
 
 
 def _tree_size(expr: se.Basic) -> int:
