@@ -28,6 +28,7 @@ from functools import cached_property
 
 import symengine as se
 
+from fastscore.caches import memoized
 from fastscore.closed_forms import names_of
 from fastscore.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.tokens import Limits, ParseError, is_name, tokenize
@@ -94,7 +95,7 @@ class Copies:
         if len(texts) not in self._lengths:
             return None  # no mechanism of as many equations was met
         try:
-            lists = [tokenize(text, limits) for text in texts]
+            lists = [_tokens(text, limits) for text in texts]
         except ParseError:
             return None
         tokens = [t for part in lists for t in part]
@@ -130,7 +131,7 @@ class _Met:
         """The tokens of each of its texts (None without texts)."""
         if self._lists is False:
             try:
-                self._lists = [tokenize(text, _LIMITS) for text in self.texts] if self.texts else None
+                self._lists = [_tokens(text, _LIMITS) for text in self.texts] if self.texts else None
             except ParseError:
                 self._lists = None
         return self._lists
@@ -179,6 +180,13 @@ class _Met:
         moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})  # converted once
         renamed = Counter(frozenset((lhs.xreplace(moved), rhs.xreplace(moved))) for lhs, rhs in self.source)
         return mapping if renamed == other.equations else None
+
+
+@memoized(1 << 12)
+def _tokens(text: str, limits: Limits) -> list[str]:
+    """The tokens of an equation's text (memoised: a batch's mechanisms share most of their
+    texts; not to be changed)."""
+    return tokenize(text, limits)
 
 
 def _aligned(tokens: list[str] | None, others: list[str] | None, reserved: frozenset[str]) -> dict[str, str] | None:

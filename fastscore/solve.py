@@ -556,8 +556,10 @@ def _unusable(lhs: se.Basic, rhs: se.Basic) -> tuple[str | None, str | None]:
     most of their equations)."""
     functions = [f for side in (lhs, rhs) for f in side.atoms(se.FunctionSymbol)]
     function = f"unknown function {functions[0].get_name()}" if functions else None
-    identity = f"the equation {lhs} = {rhs} holds identically: it fixes nothing" if expand(lhs - rhs).is_zero \
-        else None
+    # x = expr without x in expr is never an identity: no expansion needed
+    explicit = any(side.is_Symbol and side.name not in names_of(other) for side, other in ((lhs, rhs), (rhs, lhs)))
+    identity = None if explicit or not expand(lhs - rhs).is_zero else \
+        f"the equation {lhs} = {rhs} holds identically: it fixes nothing"
     return function, identity
 
 
