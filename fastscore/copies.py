@@ -4,21 +4,18 @@ side each is written on and the names of their internal quantities.
 A study's submissions repeat one mechanism under other names and in other orders (runs
 of one agent, agents that find the reference's mechanism).  ``fastscore.score`` solves
 the first of them and gives each copy that solution renamed (``Solution.renamed``).
-`Copies.find` looks for the mechanism met before that one copies, cheapest way first:
+Before a mechanism is parsed, `Copies.written` looks for one met before whose texts are
+its texts token for token but for internal names (none of them declared, a constant or a
+function): its equations are then that one's renamed, not parsed again, since the parser
+reads every other name alike.  Once parsed, `Copies.find` looks for one that it copies:
 
 1. the same equations (as SymEngine compares them), in another order or with sides
    swapped: no renaming;
-2. the same texts token for token but for internal names, which give the renaming;
-3. the same equations once every internal name is written alike (their *shapes*), and
+2. the same equations once every internal name is written alike (their *shapes*), and
    then colour refinement of the names over the equations they are in, which gives the
    renaming when it tells every name apart (a symmetric mechanism is left unmatched,
-   and is solved itself).
-
-A renaming found in (2) or (3) is then checked exactly: renamed, the equations are the
-other mechanism's, one for one, either side left.  Before a mechanism is parsed,
-`Copies.written` looks for one met before whose texts are its texts token for token but
-for internal names (none of them declared, a constant or a function): its equations are
-then that one's renamed, not parsed again, since the parser reads every other name alike.
+   and is solved itself); the renaming is checked exactly: renamed, the equations are
+   the other mechanism's, one for one, either side left.
 """
 from __future__ import annotations
 
@@ -57,41 +54,37 @@ class Copies:
         """The blocks solved so far (``solve_mechanism``'s ``solved_blocks``): mechanisms
         that are not copies share some of theirs."""
 
-    def find(self, equations: Equations, texts: Sequence[str] = (),
-             sizes: Sequence[int] = ()) -> tuple[object, dict[str, str]] | None:
+    def find(self, equations: Equations, sizes: Sequence[int] = ()) -> tuple[object, dict[str, str]] | None:
         """(value, map of its mechanism's internal names to those of ``equations``, only the
-        names that differ) for the first mechanism met that ``equations`` (written as
-        ``texts``, of tree sizes ``sizes``, when given) copies, or None."""
+        names that differ) for the first mechanism met that ``equations`` (of tree sizes
+        ``sizes``, when given) copies, or None."""
         met = self._met.get(self._key(equations, sizes))
         if not met:
             return None
-        mechanism = _Met(equations, texts, self.fixed, None)
+        mechanism = _Met(equations, (), sizes, self.fixed, None)
         for entry in met:
             if entry.equations == mechanism.equations:
                 return entry.value, {}
         for entry in met:
-            mapping = entry.renaming(mechanism, aligned=True)
-            if mapping is not None:
-                return entry.value, mapping
-        for entry in met:
-            mapping = entry.renaming(mechanism, aligned=False)
+            mapping = entry.renaming(mechanism)
             if mapping is not None:
                 return entry.value, mapping
         return None
 
     def add(self, equations: Equations, value, texts: Sequence[str] = (), sizes: Sequence[int] = ()) -> None:
         """Record a mechanism (written as ``texts``, of tree sizes ``sizes``, when given) and
-        its value (`find` must be given ``texts`` and ``sizes`` alike)."""
-        met = _Met(equations, texts, self.fixed, value)
+        its value (`find` must be given ``sizes`` alike)."""
+        met = _Met(equations, texts, sizes, self.fixed, value)
         self._met.setdefault(self._key(equations, sizes), []).append(met)
         if met.counts is not None:
             self._written.setdefault(met.counts, []).append(met)
             self._lengths.add(len(met.counts))
 
-    def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], list] | None:
-        """(value, renaming, equations) of the first mechanism met whose texts are ``texts``
-        token for token but for internal names (module doc): the equations are its own,
-        renamed; None when there is none (or a text does not tokenize within ``limits``)."""
+    def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], list, tuple] | None:
+        """(value, renaming, equations, sizes) of the first mechanism met whose texts are
+        ``texts`` token for token but for internal names (module doc): the equations are its
+        own, renamed, and of its sizes; None when there is none (or a text does not tokenize
+        within ``limits``)."""
         if len(texts) not in self._lengths:
             return None  # no mechanism of as many equations was met
         try:
@@ -105,7 +98,7 @@ class Copies:
                 moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})
                 equations = [(lhs.xreplace(moved), rhs.xreplace(moved)) if mapping else (lhs, rhs)
                              for lhs, rhs in entry.source]
-                return entry.value, mapping, equations
+                return entry.value, mapping, equations, entry.sizes
         return None
 
     def _key(self, equations: Equations, sizes: Sequence[int]) -> tuple:
@@ -117,10 +110,10 @@ class Copies:
 
 class _Met:
     """A mechanism (met before, with its ``value``, or looked up): its equations as a
-    multiset, and its tokens, shapes and colours when first needed."""
+    multiset, their tree sizes, and its tokens, shapes and colours when first needed."""
 
-    def __init__(self, source: Equations, texts: Sequence[str], fixed: frozenset[str], value):
-        self.source, self.texts, self.fixed, self.value = source, tuple(texts), fixed, value
+    def __init__(self, source: Equations, texts: Sequence[str], sizes: Sequence[int], fixed: frozenset[str], value):
+        self.source, self.texts, self.sizes, self.fixed, self.value = source, tuple(texts), tuple(sizes), fixed, value
         self.equations = _equations(source)
         self._lists: list[list[str]] | None | bool = False
         self._shapes: list[int] | None = None
@@ -164,17 +157,14 @@ class _Met:
             self._colours = _unique(_colours(self.source, self.shapes, self.fixed))
         return self._colours
 
-    def renaming(self, other: _Met, *, aligned: bool) -> dict[str, str] | None:
+    def renaming(self, other: _Met) -> dict[str, str] | None:
         """The map of this mechanism's internal names (those that differ) to ``other``'s
-        under which the two are the same equations, found by aligning their tokens
-        (``aligned``) or by colour refinement, and checked; None when none is found."""
-        if aligned:
-            mapping = _aligned(self.tokens, other.tokens, self.fixed)
-        elif sorted(self.shapes) != sorted(other.shapes) or self.colours is None or other.colours is None or \
+        under which the two are the same equations, found by colour refinement and
+        checked; None when none is found."""
+        if sorted(self.shapes) != sorted(other.shapes) or self.colours is None or other.colours is None or \
                 self.colours.keys() != other.colours.keys():
-            mapping = None
-        else:
-            mapping = {name: other.colours[c] for c, name in self.colours.items() if other.colours[c] != name}
+            return None
+        mapping = {name: other.colours[c] for c, name in self.colours.items() if other.colours[c] != name}
         if not mapping:
             return None
         moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})  # converted once

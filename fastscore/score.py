@@ -287,22 +287,22 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     texts = split_equations(mechanism, limits=limits)
     written = copies.written(texts, limits)  # the same texts, names aside: not parsed again
     if written is not None:
-        (original, solution, nodes), mapping, equations = written
+        (original, solution), mapping, equations, nodes = written
         return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
                           solution=solution.renamed(mapping), nodes=nodes, copy_of=(original, mapping))
     equations = [_equation(text, names, limits) for text in texts]
     if reference.constants:
         equations = [(lhs.subs(reference.constants), rhs.subs(reference.constants)) for lhs, rhs in equations]
     nodes = tuple(count_nodes(lhs) + count_nodes(rhs) for lhs, rhs in equations)
-    found = copies.find(equations, texts, nodes)
+    found = copies.find(equations, nodes)
     if found is not None:
-        (original, solution, _), mapping = found
+        (original, solution), mapping = found
         solution = solution.renamed(mapping)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                    points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
                                    solved_blocks=copies.blocks)
-        copies.add(equations, (key, solution, nodes), texts, nodes)
+        copies.add(equations, (key, solution), texts, nodes)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
                       nodes=nodes, copy_of=None if found is None else (original, mapping))
 
