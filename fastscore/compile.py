@@ -88,7 +88,7 @@ def compile_tape(expr: se.Basic, variables: Sequence[str]) -> Tape:
     if not isinstance(expr, se.Basic):
         raise TypeError(f"expected a SymEngine expression, got {type(expr).__name__}")
     try:
-        compiler = _Compiler(index)
+        compiler = _Compiler(index, _codes(names))
         code = compiler.emit(expr)
         ops, args, depth = code.ops, code.args, code.depth
     except _TreeTooLarge:
@@ -203,6 +203,37 @@ def _is_third(exponent: se.Basic, value: float) -> bool:
     return abs(value) == _THIRD_VALUE and (exponent == _THIRD or exponent == -_THIRD)
 
 
+class _Codes(dict):
+    """Subexpression -> (its code, its tree nodes, the rows of ``X`` it reads): the codes
+    emitted so far over one tuple of variables (`_codes`), bounded: past
+    ``MAX_REMEMBERED`` instructions in all, it starts again empty."""
+
+    __slots__ = ("instructions",)
+
+    def __init__(self):
+        super().__init__()
+        self.instructions = 0
+
+    def put(self, expr: se.Basic, code: Code, nodes: int, n_variables: int) -> None:
+        self.instructions += len(code.ops)
+        if self.instructions > MAX_REMEMBERED:
+            self.clear()
+            self.instructions = len(code.ops)
+        self[expr] = (code.copy(), nodes, n_variables)
+
+
+MAX_REMEMBERED = 1 << 19
+"""Instructions kept by the code memo of one tuple of variables (`_codes`)."""
+
+
+@memoized(64)
+def _codes(names: tuple[str, ...]) -> _Codes:
+    """The code memo of ``compile_tape`` over ``names``: a batch's laws, closed forms and
+    probe answers share most of their subexpressions (a perturbed law ``1.05*L`` is
+    ``L``'s code and one instruction), compiled once."""
+    return _Codes()
+
+
 class _TreeTooLarge(Exception):
     """Raised by ``_Compiler`` past ``MAX_TREE_NODES`` nodes: compile shared instead."""
 
@@ -217,13 +248,14 @@ class _Compiler:
     of a sum and the factors of a product are emitted without one, so a tree of up to
     about three times ``MAX_TREE_NODES`` nodes compiles as a tree)."""
 
-    __slots__ = ("index", "n_variables", "budget", "emitted")
+    __slots__ = ("index", "n_variables", "budget", "emitted", "signed_zero")
 
-    def __init__(self, index: dict[str, int]):
+    def __init__(self, index: dict[str, int], emitted: _Codes | None = None):
         self.index = index
         self.n_variables = 0
         self.budget = MAX_TREE_NODES
-        self.emitted: dict[se.Basic, tuple[Code, int]] | None = {}  # subexpression -> (its code, its nodes)
+        self.emitted: _Codes | None = _Codes() if emitted is None else emitted
+        self.signed_zero = False  # a float zero met: SymEngine deems 0.0 and -0.0 equal
 
     def emit(self, expr: se.Basic) -> Code:
         self.budget -= 1
@@ -237,19 +269,28 @@ class _Compiler:
         return self._remembered(expr, method)
 
     def _remembered(self, expr: se.Basic, method, *args) -> Code:
-        """``method(expr, *args)``, once per distinct subexpression: one the tree repeats (a
-        solved law shares its parts many times over) has its code copied, the same
-        instructions at a list copy's cost (and its nodes still count in the budget)."""
+        """``method(expr, *args)``, once per distinct subexpression (``_Codes``): one met
+        before, in this tree (a solved law shares its parts many times over) or in an
+        earlier tape over the same variables, has its code copied, the same instructions
+        at a list copy's cost (and its nodes still count in the budget)."""
         known = self.emitted.get(expr)
         if known is not None:
-            code, nodes = known
+            code, nodes, n_variables = known
             self.budget -= nodes
             if self.budget < 0:
                 raise _TreeTooLarge
+            if n_variables > self.n_variables:
+                self.n_variables = n_variables
             return code.copy()
-        budget = self.budget
+        budget, outer, zero = self.budget, self.n_variables, self.signed_zero
+        self.n_variables, self.signed_zero = 0, False  # the rows this subexpression reads; its zeros
         code = method(self, expr, *args)
-        self.emitted[expr] = (code.copy(), budget - self.budget)
+        inner = self.n_variables
+        self.n_variables = max(outer, inner)
+        if self.signed_zero:  # ``atan2(-0.0, x)`` equals ``atan2(0.0, x)`` as a key: never shared
+            return code
+        self.signed_zero = zero
+        self.emitted.put(expr, code, budget - self.budget, inner)
         return code
 
     def _symbol(self, expr: se.Basic) -> Code:
@@ -265,6 +306,12 @@ class _Compiler:
 
     def _constant(self, expr: se.Basic) -> Code:
         return push_const(_constant_value(expr))
+
+    def _real(self, expr: se.Basic) -> Code:
+        code = push_const(_constant_value(expr))
+        if code.constant == 0.0:
+            self.signed_zero = True
+        return code
 
     def _folded(self, expr: se.Basic, code: Code | None) -> Code:
         """``code``, or the folded constant when no operand depends on a variable."""
@@ -541,9 +588,10 @@ _EMIT = {
     **{kind: _Compiler._unary for kind in _UNARY},
     **{type(number): _Compiler._constant for number in (
         se.Integer(2), se.Integer(1), se.Integer(0), se.Integer(-1), se.Rational(1, 2), se.Rational(1, 3),
-        se.RealDouble(1.5), se.pi, se.E,
+        se.pi, se.E,
     )},
+    type(se.RealDouble(1.5)): _Compiler._real,
 }
 """Exact node class -> emitter (numbers and constants by their SymEngine classes)."""
-_LEAVES = frozenset({_Compiler._symbol, _Compiler._constant})
+_LEAVES = frozenset({_Compiler._symbol, _Compiler._constant, _Compiler._real})
 """Emitters of leaves: cheaper to emit again than to look up."""

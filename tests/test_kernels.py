@@ -401,7 +401,7 @@ def test_a_repeated_subexpression_is_emitted_once_into_the_same_tape(monkeypatch
     remembered = [compile_tape(e, names) for e in exprs]
     initialise = tape_module._Compiler.__init__
 
-    def without_memo(self, index):
+    def without_memo(self, index, emitted=None):
         initialise(self, index)
         self.emitted = None
 
@@ -418,6 +418,37 @@ def test_a_repeated_subexpression_is_emitted_once_into_the_same_tape(monkeypatch
     assert len(calls) <= 4  # part's products once each, not once per repeat
     monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 40)
     assert opcodes.STORE in compile_tape(exprs[1], names).ops  # repeats counted: past the limit, shared
+
+
+def test_a_part_compiled_for_one_tape_is_copied_into_the_next(monkeypatch):
+    """Tapes over the same variables share a memo of emitted parts (a perturbed law
+    ``1.05*L`` is ``L``'s code and one instruction): the parts are emitted once, every
+    tape gives the instructions and values a fresh compilation gives, and a copied part
+    still counts the rows of ``X`` it reads; ``caches.clear()`` empties the memo."""
+    from fastscore import caches
+    names = ("x", "y", "z")
+    law = x * y / (1 + se.sin(z)) - 3 * y ** 2 / (x + z)
+    exprs = [law, se.Rational(21, 20) * law, law + se.cos(law), se.sin(z) * 2 + 1]
+    caches.clear()
+    calls = []
+    emit = tape_module._Compiler._mul
+    monkeypatch.setattr(tape_module._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
+    compile_tape(exprs[0], names)
+    first = len(calls)
+    tapes = [compile_tape(e, names) for e in exprs]
+    assert len(calls) - first <= 2  # the new products of 1.05*L and of the last formula only
+    monkeypatch.undo()
+    X = RNG.uniform(0.5, 2.0, (3, N))
+    for tape, e in zip(tapes, exprs):
+        compiler = tape_module._Compiler(tape_module._variable_index(names)[0])  # a memo of its own
+        fresh = compiler.emit(e)
+        assert tape.ops.tolist() == fresh.ops and tape.args.tolist() == fresh.args
+        assert tape.n_variables == compiler.n_variables == 3
+    expected = X[0] * X[1] / (1 + np.sin(X[2])) - 3 * X[1] ** 2 / (X[0] + X[2])
+    np.testing.assert_allclose(evaluate(tapes[1], X), 1.05 * expected, rtol=1e-13)
+    assert tape_module._codes(names)
+    caches.clear()
+    assert not tape_module._codes(names)
 
 
 def test_a_huge_shared_constant_is_refused_not_folded():
