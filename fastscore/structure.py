@@ -460,14 +460,18 @@ def _op(name: str) -> int:
 
 
 def _shape(expr: se.Basic, bag: Counter) -> int:
-    """The shape code of ``expr``; every subtree's shape is counted in ``bag``."""
-    if expr.is_Symbol:
-        code = _VAR
-    elif not expr.free_symbols:
-        code = _NUM
+    """The shape code of ``expr``; every subtree's shape is counted in ``bag``.  A subtree
+    without free symbols is one number, counted once: its operands are all numbers
+    (found bottom-up, each counted once, so their counts are taken back)."""
+    args = expr.args
+    if not args:
+        code = _VAR if expr.is_Symbol else _NUM
     else:
+        children = [_shape(arg, bag) for arg in args]
+        if all(c == _NUM for c in children):
+            bag[_NUM] += 1 - len(children)
+            return _NUM
         kind = type(expr).__name__
-        children = [_shape(arg, bag) for arg in expr.args]
         if kind in _COMMUTATIVE:
             numeric = [c for c in children if c == _NUM]
             children = sorted(c for c in children if c != _NUM)

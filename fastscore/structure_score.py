@@ -219,13 +219,19 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
     rest = [n for n, e in zip(internal, exprs) if e is None or (e not in known and e not in prepared.by_expr)]
     values = solution.values(rest, points_of(reference)) if rest else {}
     columns = _screen_columns(reference)
+    new = {}  # the closed forms met first here, and their values
     for n, e in zip(internal, exprs):
-        if e is not None and e not in known:
+        if e is not None and e not in known and e not in new:
             # a closed form that is a reference quantity's own has its values already
-            value = prepared.quantities[prepared.by_expr[e]].values if e in prepared.by_expr else values[n]
-            known[e] = _Known(value, _screen(prepared.screen, value[None, columns])[:, 0])
-    share = np.array([known[e].share if e is not None else _screen(prepared.screen, values[n][None, columns])[:, 0]
-                      for n, e in zip(internal, exprs)]).T
+            new[e] = prepared.quantities[prepared.by_expr[e]].values if e in prepared.by_expr else values[n]
+    numeric = [n for n, e in zip(internal, exprs) if e is None]
+    screened = [*new.values(), *(values[n] for n in numeric)]  # screened at once, one column each
+    if screened:
+        shares = _screen(prepared.screen, np.array([v[columns] for v in screened])).T
+        for (e, value), column in zip(new.items(), shares):
+            known[e] = _Known(value, column)
+        by_name = dict(zip(numeric, shares[len(new):]))
+    share = np.array([known[e].share if e is not None else by_name[n] for n, e in zip(internal, exprs)]).T
     for row, (name, expected) in enumerate(prepared.quantities.items()):
         for col in sorted(np.flatnonzero(share[row] >= _SCREEN_SHARE), key=lambda c: (-share[row, c], internal[c])):
             candidate, expr = internal[col], exprs[col]
