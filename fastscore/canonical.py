@@ -15,8 +15,9 @@
    positive numbers, ``pi``, ``E``, names the domain keeps positive, and sums, products,
    powers and exponentials of those (applied to the argument-expanded forms).
 7. ``roots``: steps 2-4 with the integer roots of both sides reduced (`reduced_roots`);
-8. ``abs``: then with the numeric factor of every absolute value's argument taken out
-   (`normal_abs`: ``|c*x| = |c|*|x|``, so ``Abs(u/11700)`` and ``Abs(-u)/11700`` agree).
+8. ``abs``: then with every absolute value in a normal form (`normal_abs`: products and
+   powers split, ``|c*x| = |c|*|x|``, so ``Abs(u/11700)`` and ``Abs(-u)/11700`` agree;
+   even powers of real values and positive forms out of the absolute value).
 
 The answer is the first rule in that order that holds.  The rewrites are cheap next
 to the expansions (``as_numer_denom`` above all), so they are computed first: when
@@ -81,7 +82,7 @@ def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozense
     if (a3 != a1 or b3 != b1) and (a3, b3) != tried and (a3 == b3 or _zero_rule(a3, b3) is not None):
         return "roots"
     tried = (a3, b3)
-    a4, b4 = normal_abs(a3), normal_abs(b3)
+    a4, b4 = (reduced_roots(expand_arguments(normal_abs(e, positive))) for e in (a, b))  # before the expansions split products
     if (a4, b4) != tried and (a4 == b4 or _zero_rule(a4, b4) is not None):
         return "abs"
     return None
@@ -108,26 +109,51 @@ _EXP1 = type(se.E)
 
 
 @memoized(1 << 14)
-def normal_abs(expr: se.Basic) -> se.Basic:
-    """``expr`` with the numeric factor of every absolute value's argument taken out, so
-    that the term of the argument first in text order has coefficient 1 (``Abs(5600/23400
-    - w/23400)`` is ``(1/23400)*Abs(-5600 + w)``, and so is ``Abs(w/23400 - 5600/23400)``):
-    proportional arguments, of either sign, become the same.  Valid unconditionally
-    (``|c*x| = |c|*|x|`` for a real number ``c``); bottom-up, on argument-expanded forms."""
+def normal_abs(expr: se.Basic, positive: frozenset[str] = frozenset()) -> se.Basic:
+    """``expr`` with every absolute value in a normal form, bottom-up, by identities valid
+    for real names (``positive``: the names the domain keeps
+    positive, as in `is_positive`):
+
+    - of a product, the product of the factors' (``|x*y| = |x|*|y|``), a number's taken out;
+    - of an integer power, the power of the base's (``|b**n| = |b|**n``), and of an even
+      power of a rational function of the names, the power itself (``|b**2| = b**2``);
+    - of a form `is_positive` shows positive, the form;
+    - of a sum, its numeric factor taken out, so that the term of the expanded argument
+      first in text order has coefficient 1 (``Abs(5600/23400 - w/23400)`` is
+      ``(1/23400)*Abs(-5600 + w)``, and so is ``Abs(w/23400 - 5600/23400)``): proportional
+      arguments, of either sign, become the same."""
     old = expr.args
     if not old:
         return expr
-    args = [a if type(a) in _LEAVES else normal_abs(a) for a in old]
+    args = [a if type(a) in _LEAVES else normal_abs(a, positive) for a in old]
     kind = type(expr)
     node = expr if _same(args, old) else _rebuild(kind, expr, args)
-    if kind is not se.Abs:
-        return node
-    argument = args[0]
-    terms = argument.args if type(argument) is se.Add else (argument,)
+    return _absolute(args[0], positive) if kind is se.Abs else node
+
+
+def _absolute(argument: se.Basic, positive: frozenset[str]) -> se.Basic:
+    """``Abs(argument)`` in `normal_abs`'s form (``argument`` in it already)."""
+    kind = type(argument)
+    if argument.is_Number:
+        return abs(argument)
+    if kind is se.Mul:
+        return se.Mul(*(_absolute(factor, positive) for factor in argument.args))
+    if kind is se.Pow:
+        base, exponent = argument.args
+        if exponent.is_Integer:
+            if int(exponent) % 2 == 0 and _plain(base):
+                return argument  # an even power of a real value
+            return _absolute(base, positive) ** exponent
+    if is_positive(argument, positive):
+        return argument
+    if kind is not se.Add:
+        return se.Abs(argument)
+    expanded = guarded_expand(argument, limit=MAX_ARGUMENT_TERMS)
+    terms = expanded.args if type(expanded) is se.Add else (expanded,)
     coefficient = min((_split_number(t) for t in terms), key=lambda pair: str(pair[1]))[0]
-    if not coefficient.is_Rational or coefficient == 1 or coefficient == 0:
-        return node
-    return abs(coefficient) * se.Abs(se.expand(argument / coefficient))
+    if not coefficient.is_Rational or coefficient == 0:
+        return se.Abs(expanded)
+    return abs(coefficient) * se.Abs(se.expand(expanded / coefficient))
 
 
 def _split_number(term: se.Basic) -> tuple[se.Basic, se.Basic]:

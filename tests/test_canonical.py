@@ -192,6 +192,39 @@ def test_absolute_values_of_other_arguments_are_not_proven(lhs, rhs):
     assert prove_equal(lhs, rhs) is None
 
 
+def _clamp(c):
+    """MechBench's clamp to [0, 1] written with absolute values: ``c`` there, 0 below, 1 above."""
+    return (1 + se.Abs(c) - se.Abs(c - 1)) / 2
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "positive"), [
+    (se.Abs(x * y / 7), se.Abs(x) * se.Abs(y) / 7, frozenset()),  # |x*y| = |x|*|y|
+    (se.Abs((x - 3) ** 2 * y), (x - 3) ** 2 * se.Abs(y), frozenset()),  # an even power of a real value
+    (se.Abs(y / r ** 3), se.Abs(y) / se.Abs(r) ** 3, frozenset()),
+    (se.Abs((x - 300) ** 2 / (18000 * r)), (x - 300) ** 2 / r / 18000, frozenset({"r"})),  # positive: itself
+    # the Thermoelastic Heating Response law's clamp, as its mechanism derives it and as its task writes it
+    (k * _clamp((x - 300) ** 2 / (18000 * r)) ** 2,
+     k * (18000 + se.Abs(1 / r) * (x - 300) ** 2 - 18000 * se.Abs(1 - (x - 300) ** 2 / (18000 * r))) ** 2 / 18000 ** 2 / 4,
+     frozenset({"r"})),
+])
+def test_absolute_values_of_products_powers_and_positive_forms_are_proven(lhs, rhs, positive):
+    assert prove_equal(lhs, rhs, positive=positive) == "abs"
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "positive"), [
+    (se.Abs(x * y), x * se.Abs(y), frozenset()),  # x may be negative
+    (se.Abs(x ** 3), x ** 3, frozenset()),  # an odd power
+    (se.Abs(y / r), y / r, frozenset({"r"})),  # y may be negative
+    (se.Abs(x ** 2 - 1), x ** 2 - 1, frozenset({"x"})),  # a positive name, not a positive form
+    (se.Abs(se.sqrt(x - 5) ** 2), x - 5, frozenset()),  # SymEngine's sqrt(u)**2 is u: of either sign
+    (k * _clamp((x - 300) ** 2 / (18000 * r)) ** 2,
+     k * (18000 + se.Abs(1 / r) * (x - 301) ** 2 - 18000 * se.Abs(1 - (x - 300) ** 2 / (18000 * r))) ** 2 / 18000 ** 2 / 4,
+     frozenset({"r"})),
+])
+def test_absolute_values_that_differ_are_not_proven(lhs, rhs, positive):
+    assert prove_equal(lhs, rhs, positive=positive) is None
+
+
 def test_normal_abs_gives_one_form_to_proportional_arguments_of_either_sign():
     forms = {normal_abs(e) for e in (se.Abs(2 * x - 3), se.Abs(3 - 2 * x), 4 * se.Abs(x / 2 - se.Rational(3, 4)))}
     assert forms == {3 * se.Abs(1 - 2 * x / 3)}
