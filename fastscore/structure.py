@@ -69,7 +69,7 @@ from fastscore.blocks import blocks as _blocks, match as _match
 from fastscore.closed_forms import names_of
 
 __all__ = ["Block", "MechanismGraph", "GraphMatch", "AstMatch", "mechanism_graph", "fixed_numbers",
-           "graph_similarity", "fingerprint", "equation_shapes", "ast_similarity", "DEFAULT_STEPS"]
+           "graph_similarity", "fingerprint", "equation_shapes", "ast_similarity", "AstReference", "DEFAULT_STEPS"]
 
 EXPLICIT, IMPLICIT, UNDER, OVER = "explicit", "implicit", "under-determined", "over-determined"
 INTERNAL, TARGET = "internal", "target"
@@ -129,7 +129,7 @@ def mechanism_graph(equations: Sequence[tuple[se.Basic, se.Basic]], knowns: Coll
     names = [names_of(lhs) | names_of(rhs) for lhs, rhs in equations]
     unknowns_of = [n - known for n in names]
     unknowns = sorted({target}.union(*unknowns_of) - known)
-    blocks = _decompose(unknowns_of, unknowns)
+    blocks = _decompose(tuple(map(frozenset, unknowns_of)), tuple(unknowns))
     edges = set()
     for block in blocks:
         members = set(block.unknowns)
@@ -189,9 +189,11 @@ def _alternating_reach(starts, neighbours, partner) -> tuple[set, set]:
     return reached, crossed
 
 
-def _decompose(unknowns_of: list[frozenset[str]], unknowns: list[str]) -> list[Block]:
+@memoized(1 << 10)
+def _decompose(unknowns_of: tuple[frozenset[str], ...], unknowns: tuple[str, ...]) -> tuple[Block, ...]:
     """Dulmage-Mendelsohn blocks: over-determined part, square blocks in dependency
-    order, under-determined part (empty parts left out)."""
+    order, under-determined part (empty parts left out); memoised (a task's mechanisms
+    share their structure: a perturbed one has its original's)."""
     matching = _match([set(u) for u in unknowns_of], unknowns)
     owner = {u: i for i, u in matching.items()}
     equations_of: dict[str, list[int]] = {u: [] for u in unknowns}
@@ -210,7 +212,7 @@ def _decompose(unknowns_of: list[frozenset[str]], unknowns: list[str]) -> list[B
                             tuple(sorted(square[i] for i in component))))
     if under_u:
         blocks.append(Block(UNDER, tuple(sorted(under_e)), tuple(sorted(under_u))))
-    return blocks
+    return tuple(blocks)
 
 
 # ------------------------------------------------------------ graph matching
@@ -493,21 +495,6 @@ def equation_shapes(lhs: se.Basic, rhs: se.Basic) -> Counter:
     return bag
 
 
-def _counts(left: Sequence[Mapping], right: Sequence[Mapping]) -> tuple[np.ndarray, np.ndarray]:
-    """Two lists of ``{key: count}`` as count matrices (one row each) over their keys."""
-    column: dict = {}
-    cells = [[(i, column.setdefault(key, len(column)), count) for i, row in enumerate(rows) for key, count in row.items()]
-             for rows in (left, right)]
-    matrices = []
-    for rows, triples in zip((left, right), cells):
-        matrix = np.zeros((len(rows), len(column)), dtype=np.int64)
-        if triples:
-            i, j, count = zip(*triples)
-            matrix[i, j] = count
-        matrices.append(matrix)
-    return matrices[0], matrices[1]
-
-
 def _overlap(common: np.ndarray, total: np.ndarray) -> np.ndarray:
     """``common / total`` where ``total`` is positive, else 1."""
     return np.where(total > 0, common / np.maximum(total, 1), 1.0)
@@ -521,26 +508,79 @@ class AstMatch:
     pairs: tuple[tuple[int, int, float], ...]
 
 
+class AstReference:
+    """The reference side of `ast_similarity`, prepared once (a reference is compared with
+    every submission): its bags as a count matrix over their shapes.  A submitted bag is
+    read once into that matrix's columns (shapes the reference lacks only count in its
+    size); bags are the memoised objects of `equation_shapes`, so a batch's mechanisms,
+    which share most of their equations, share their rows."""
+
+    def __init__(self, bags: Sequence[Counter], names: Sequence[Collection[str]] = ()):
+        self.bags, self.names = tuple(bags), tuple(names)
+        self._column: dict = {}
+        for bag in self.bags:
+            for key in bag:
+                self._column.setdefault(key, len(self._column))
+        self._matrix, self._totals = self._read(self.bags)
+        self._rows: dict[int, tuple[Counter, np.ndarray, int]] = {}  # id(bag) -> (bag, row, size)
+
+    def _read(self, bags: Sequence[Counter]) -> tuple[np.ndarray, np.ndarray]:
+        column = self._column
+        matrix = np.zeros((len(bags), len(column)), dtype=np.int64)
+        totals = np.zeros(len(bags), dtype=np.int64)
+        for i, bag in enumerate(bags):
+            for key, count in bag.items():
+                j = column.get(key)
+                if j is not None:
+                    matrix[i, j] = count
+                totals[i] += count
+        return matrix, totals
+
+    def _submitted(self, bags: Sequence[Counter]) -> tuple[np.ndarray, np.ndarray]:
+        rows, sizes = [], []
+        for bag in bags:
+            known = self._rows.get(id(bag))
+            if known is None or known[0] is not bag:
+                matrix, totals = self._read([bag])
+                if len(self._rows) >= _MAX_ROWS:
+                    self._rows.clear()
+                known = self._rows[id(bag)] = (bag, matrix[0], int(totals[0]))  # the bag kept: its id stays its own
+            rows.append(known[1])
+            sizes.append(known[2])
+        return np.array(rows).reshape(len(bags), len(self._column)), np.array(sizes, dtype=np.int64)
+
+    def similarity(self, submitted: Sequence[Counter], submitted_names: Sequence[Collection[str]] = (), *,
+                   mapping: Mapping[str, str] | None = None) -> AstMatch:
+        """`ast_similarity` of the reference with ``submitted``."""
+        if not self.bags or not submitted:
+            return AstMatch(1.0 if len(self.bags) == len(submitted) else 0.0, ())
+        a, (b, sizes) = self._matrix, self._submitted(submitted)
+        scores = _overlap(2 * np.maximum(np.minimum(a[:, None, :], b[None, :, :]), 0).sum(axis=2),
+                          np.add.outer(self._totals, sizes))  # Dice coefficients of the bags (multisets)
+        weights = scores
+        if self.names and submitted_names:
+            mapping = mapping or {}
+            ours = [frozenset(mapping.get(n, n) for n in names) for names in self.names]
+            theirs = [frozenset(names) for names in submitted_names]
+            common = np.array([[len(x & y) for y in theirs] for x in ours], dtype=np.int64)
+            union = np.add.outer([len(x) for x in ours], [len(y) for y in theirs]) - common
+            weights = scores + _TIE * _overlap(common, union)  # Jaccard similarity of the names
+        rows, columns = linear_sum_assignment(weights, maximize=True)
+        pairs = tuple((int(i), int(j), float(scores[i, j])) for i, j in zip(rows, columns))
+        total = sum(s for _, _, s in pairs)
+        return AstMatch(min(1.0, total / max(len(self.bags), len(submitted))), pairs)
+
+
+_MAX_ROWS = 4096
+"""Submitted bags an `AstReference` keeps read."""
+
+
 def ast_similarity(reference: Sequence[Counter], submitted: Sequence[Counter], *,
                    reference_names: Sequence[Collection[str]] = (), submitted_names: Sequence[Collection[str]] = (),
                    mapping: Mapping[str, str] | None = None) -> AstMatch:
     """Pair the equations (bags from ``equation_shapes``) by maximum total similarity
     and score the pairing (module doc). With the names of each equation's quantities
     and a graph ``mapping`` (reference internal -> submitted), ties go to pairs whose
-    names agree under the map."""
-    if not reference or not submitted:
-        return AstMatch(1.0 if len(reference) == len(submitted) else 0.0, ())
-    a, b = _counts(reference, submitted)  # Dice coefficients of the bags (multisets: Counter's &)
-    scores = _overlap(2 * np.maximum(np.minimum(a[:, None, :], b[None, :, :]), 0).sum(axis=2),
-                      np.add.outer(a.sum(axis=1), b.sum(axis=1)))
-    weights = scores
-    if reference_names and submitted_names:
-        mapping = mapping or {}
-        a, b = _counts([dict.fromkeys({mapping.get(n, n) for n in names}, 1) for names in reference_names],
-                       [dict.fromkeys(names, 1) for names in submitted_names])
-        common = a @ b.T  # Jaccard similarity of the names
-        weights = scores + _TIE * _overlap(common, np.add.outer(a.sum(axis=1), b.sum(axis=1)) - common)
-    rows, columns = linear_sum_assignment(weights, maximize=True)
-    pairs = tuple((int(i), int(j), float(scores[i, j])) for i, j in zip(rows, columns))
-    total = sum(s for _, _, s in pairs)
-    return AstMatch(min(1.0, total / max(len(reference), len(submitted))), pairs)
+    names agree under the map.  A reference compared many times is prepared once:
+    `AstReference`."""
+    return AstReference(reference, reference_names).similarity(submitted, submitted_names, mapping=mapping)

@@ -48,7 +48,7 @@ from fastscore.reference import Reference, reference_equations
 from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer
 from fastscore.settings import Settings
 from fastscore.solve import Solution
-from fastscore.structure import (MechanismGraph, ast_similarity, equation_shapes, fixed_numbers, graph_similarity,
+from fastscore.structure import (AstReference, MechanismGraph, equation_shapes, fixed_numbers, graph_similarity,
                                  mechanism_graph)
 from fastscore.tables import STRUCTURE_SCHEMA
 from fastscore.tokens import ParseError
@@ -73,8 +73,7 @@ class ReferenceStructure:
 
     graph: MechanismGraph
     compared: MechanismGraph
-    bags: tuple
-    names: tuple[frozenset[str], ...]
+    ast: AstReference  # its equation bags and names, prepared for `ast_similarity`
     quantities: Mapping[str, Quantity]
     by_expr: Mapping[se.Basic, str]  # the closed form of each quantity that has one -> its name
     screen: np.ndarray  # values of ``quantities`` at the screening points, one row each
@@ -118,9 +117,8 @@ def _prepare(reference: Reference) -> ReferenceStructure | None:
         len(quantities), -1)
     by_expr = {q.expr: name for name, q in reversed(quantities.items()) if q.expr is not None}
     compared, equations = compared_graph(reference.problem, equations)
-    return ReferenceStructure(graph=graph, compared=compared,
-                              bags=tuple(equation_shapes(*e) for e in equations),
-                              names=tuple(_names(e) for e in equations), quantities=quantities, by_expr=by_expr,
+    ast = AstReference([equation_shapes(*e) for e in equations], [_names(e) for e in equations])
+    return ReferenceStructure(graph=graph, compared=compared, ast=ast, quantities=quantities, by_expr=by_expr,
                               screen=screen,
                               error=None if solution is not None else f"reference mechanism: {error}")
 
@@ -174,8 +172,8 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
         return {**fields, "structure_note": "the mechanism does not parse"}
     graph, equations = compared_graph(reference.problem, equations)
     match = graph_similarity(prepared.compared, graph, max_steps=settings.structure_steps)
-    ast = ast_similarity(prepared.bags, [equation_shapes(*e) for e in equations], reference_names=prepared.names,
-                         submitted_names=[_names(e) for e in equations], mapping=match.mapping)
+    ast = prepared.ast.similarity([equation_shapes(*e) for e in equations], [_names(e) for e in equations],
+                                  mapping=match.mapping)
     fields.update(structure_graph_score=match.score, structure_ast_score=ast.score)
     notes = [] if match.exact else [f"graph match approximate (search stopped after {match.steps} steps)"]
     if solution is None:
