@@ -5,6 +5,11 @@
 1. ``identical``: the canonical forms are the same object;
 2. ``expand``: ``expand(a - b)`` is zero;
 3. ``rational``: the numerator of ``a - b`` over a common denominator expands to zero;
+   for a rational function of names and function applications (no root or exponential
+   outside a function) this is decided exactly in FLINT (``fastscore.rational``), whose
+   common denominator stays a product of factors, so it also settles the pairs whose
+   common numerator is too large for SymEngine to expand (nested fractions of a solved
+   linear block) and "ratio" is never needed for them;
 4. ``ratio``: ``a / b`` reduces to one the same ways;
 5. ``arguments``: steps 2-4 after expanding the arguments of functions and exponents
    (``exp(-(a+b)/c)`` against ``exp(-a/c)*exp(-b/c)``);
@@ -42,6 +47,7 @@ from math import comb
 import symengine as se
 
 from fastscore.caches import memoized
+from fastscore.rational import rational_identity
 
 MAX_EXPANDED_TERMS = 20_000
 MAX_ARGUMENT_TERMS = 500
@@ -153,7 +159,7 @@ def _absolute(argument: se.Basic, positive: frozenset[str]) -> se.Basic:
     coefficient = min((_split_number(t) for t in terms), key=lambda pair: str(pair[1]))[0]
     if not coefficient.is_Rational or coefficient == 0:
         return se.Abs(expanded)
-    return abs(coefficient) * se.Abs(se.expand(expanded / coefficient))
+    return abs(coefficient) * se.Abs(guarded_expand(expanded / coefficient, limit=MAX_ARGUMENT_TERMS))
 
 
 def _split_number(term: se.Basic) -> tuple[se.Basic, se.Basic]:
@@ -308,6 +314,9 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
     difference = a - b
     if _expands_to_zero(difference):
         return "expand"
+    exact = rational_identity(a, b)  # the rational and ratio rules at once, exactly, where it applies
+    if exact is not None:
+        return "rational" if exact else None
     if _fraction_size(difference) > MAX_FRACTION_TERMS:
         return None  # over a common denominator it could not be expanded anyway
     numerator, _ = difference.as_numer_denom()
@@ -387,8 +396,31 @@ def _expands_to_zero(expr: se.Basic) -> bool:
 
 
 def expansion_size(expr: se.Basic) -> int:
-    """Upper estimate of the number of terms ``se.expand(expr)`` produces."""
-    return _compound_size(expr) if type(expr) in _COMPOUND else 1
+    """Upper estimate of the number of terms ``se.expand(expr)`` produces; past every
+    limit for reciprocals nested more than ``MAX_RECIPROCAL_DEPTH`` deep, which SymEngine
+    expands in time exponential in the depth (``1/(1 + 1/(1 + ...))`` twelve deep: 25 s,
+    uninterruptible, for a one-line formula)."""
+    if type(expr) not in _COMPOUND:
+        return 1
+    return _compound_size(expr) if _reciprocal_depth(expr) <= MAX_RECIPROCAL_DEPTH else _TOO_COSTLY
+
+
+MAX_RECIPROCAL_DEPTH = 6
+"""Deepest nesting of reciprocals of sums expanded (measured: 5 ms at 6, four times more
+each level; the real tasks' laws and closed forms nest at most 4 deep)."""
+_TOO_COSTLY = 1 << 62
+
+
+@memoized(1 << 16)
+def _reciprocal_depth(expr: se.Basic) -> int:
+    """How deep reciprocals (negative powers) of compound bases nest in ``expr``, through
+    sums, products and powers (an expansion does not enter a function's argument)."""
+    kind = type(expr)
+    if kind is se.Pow:
+        base, exponent = expr.args
+        depth = _reciprocal_depth(base) if type(base) in _COMPOUND else 0
+        return depth + 1 if type(base) in _COMPOUND and exponent.is_Number and exponent.is_negative else depth
+    return max((_reciprocal_depth(a) for a in expr.args if type(a) in _COMPOUND), default=0)
 
 
 @memoized(1 << 16)

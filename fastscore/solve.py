@@ -252,6 +252,7 @@ class _Solver:
         self.deadline = time.perf_counter() + budget
         self.sympy_left = budget / 2  # SymPy's share: the rest is kept for our own steps
         self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
+        self.replacing = se.DictBasic()  # the same, by symbol: converted once, not per substitution
         self.numeric: set[str] = set()
         self.plan: list[_Closed | _Numeric] = []
         self.branches: dict[str, int] = {}
@@ -296,13 +297,13 @@ class _Solver:
     def record(self, name: str, expr: se.Basic) -> None:
         """A closed form; one that depends on numeric unknowns is kept out of the law."""
         self.closed[name] = expr
+        self.replacing[se.Symbol(name)] = expr
         self.plan.append(_Closed(name, expr))
         if names_of(expr) & self.numeric:
             self.numeric.add(name)
 
     def substitute(self, expr: se.Basic) -> se.Basic:
-        mapping = {se.Symbol(n): self.closed[n] for n in names_of(expr) if n in self.closed}
-        return expr.xreplace(mapping) if mapping else expr
+        return expr.xreplace(self.replacing) if not names_of(expr).isdisjoint(self.closed) else expr
 
     # -- blocks
 
