@@ -30,6 +30,8 @@ __all__ = ["MAX_TERMS", "rational_identity"]
 
 MAX_TERMS = 20_000
 """Largest polynomial (in terms) built: as ``canonical.MAX_EXPANDED_TERMS``."""
+MAX_CONVERTED = 1 << 14
+"""Subexpressions a converter keeps (`_converter`)."""
 MAX_POWER = 1024
 """Largest integer exponent applied to anything but a monomial of coefficient 1 or -1."""
 MAX_PRODUCT = 2_000_000
@@ -46,10 +48,7 @@ def rational_identity(a: se.Basic, b: se.Basic) -> bool | None:
     (module doc)."""
     try:
         (found_a, complete_a), (found_b, complete_b) = _atoms(a), _atoms(b)
-        atoms = sorted(found_a | found_b, key=str)
-        index = {atom: i for i, atom in enumerate(atoms)}
-        context = _context(max(1, len(atoms)))
-        fraction = _Converter(context, index)
+        fraction = _converter(tuple(sorted(found_a | found_b, key=str)))
         (na, ia, fa), (nb, ib, fb) = fraction.of(a), fraction.of(b)
         # na / (ia * prod fa) == nb / (ib * prod fb): cross-multiplied, common factors left out
         left = _times(na * ib, fraction.product({k: (p, e - fa.get(k, (p, 0))[1]) for k, (p, e) in fb.items()}))
@@ -60,8 +59,12 @@ def rational_identity(a: se.Basic, b: se.Basic) -> bool | None:
 
 
 @memoized(64)
-def _context(n: int):
-    return flint.fmpz_mpoly_ctx.get(tuple(f"x{i}" for i in range(n)), "degrevlex")
+def _converter(atoms: tuple) -> _Converter:
+    """The converter over ``atoms`` (their order: the generators'), kept with what it has
+    converted: a batch's pairs over the same names share their subexpressions (the
+    closed forms of one eliminated block share their nested fractions)."""
+    context = flint.fmpz_mpoly_ctx.get(tuple(f"x{i}" for i in range(max(1, len(atoms)))), "degrevlex")
+    return _Converter(context, {atom: i for i, atom in enumerate(atoms)})
 
 
 _NODES = (se.Add, se.Mul, se.Pow)
@@ -92,7 +95,7 @@ def _atoms(expr: se.Basic) -> tuple[frozenset, bool]:
 
 class _Converter:
     """SymEngine trees -> (numerator polynomial, integer denominator, denominator factors
-    {base: (polynomial, power)}), memoised per subexpression for one pair."""
+    {base: (polynomial, power)}), memoised per subexpression (never changed in place)."""
 
     def __init__(self, context, index: dict):
         self.context, self.index = context, index
@@ -111,6 +114,8 @@ class _Converter:
     def of(self, expr: se.Basic) -> tuple:
         found = self.done.get(expr)
         if found is None:
+            if len(self.done) >= MAX_CONVERTED:
+                self.done.clear()
             found = self.done[expr] = self._convert(expr)
         return found
 
