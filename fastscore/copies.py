@@ -30,7 +30,7 @@ from fastscore.closed_forms import names_of
 from fastscore.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.tokens import Limits, ParseError, is_name, tokenize
 
-__all__ = ["Copies"]
+__all__ = ["Copies", "renamed"]
 
 _ANY = se.Symbol("#")  # an internal name, in a shape
 _THIS = se.Symbol("#1")  # the one name placed (`_place`)
@@ -80,11 +80,11 @@ class Copies:
             self._written.setdefault(met.counts, []).append(met)
             self._lengths.add(len(met.counts))
 
-    def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], list, tuple] | None:
+    def written(self, texts: Sequence[str], limits: Limits) -> tuple[object, dict[str, str], Equations, tuple] | None:
         """(value, renaming, equations, sizes) of the first mechanism met whose texts are
-        ``texts`` token for token but for internal names (module doc): the equations are its
-        own, renamed, and of its sizes; None when there is none (or a text does not tokenize
-        within ``limits``)."""
+        ``texts`` token for token but for internal names (module doc): ``texts`` are its
+        equations under the renaming (`renamed`), of its sizes; None when there is none (or
+        a text does not tokenize within ``limits``)."""
         if len(texts) not in self._lengths:
             return None  # no mechanism of as many equations was met
         try:
@@ -95,10 +95,7 @@ class Copies:
         for entry in self._written.get(tuple(map(len, lists)), ()):
             mapping = _aligned(entry.tokens, tokens, self._reserved)
             if mapping is not None:
-                moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})
-                equations = [(lhs.xreplace(moved), rhs.xreplace(moved)) if mapping else (lhs, rhs)
-                             for lhs, rhs in entry.source]
-                return entry.value, mapping, equations, entry.sizes
+                return entry.value, mapping, entry.source, entry.sizes
         return None
 
     def _key(self, equations: Equations, sizes: Sequence[int]) -> tuple:
@@ -195,6 +192,14 @@ def _aligned(tokens: list[str] | None, others: list[str] | None, reserved: froze
             not all(is_name(a) and is_name(b) for a, b in mapping.items()):
         return None
     return mapping
+
+
+def renamed(equations: Equations, mapping: dict[str, str]) -> list[tuple[se.Basic, se.Basic]]:
+    """``equations`` with their names renamed by ``mapping`` (old -> new)."""
+    if not mapping:
+        return list(equations)
+    moved = se.DictBasic({se.Symbol(a): se.Symbol(b) for a, b in mapping.items()})  # converted once
+    return [(lhs.xreplace(moved), rhs.xreplace(moved)) for lhs, rhs in equations]
 
 
 def _equations(equations: Equations) -> Counter:

@@ -26,7 +26,7 @@ from fastscore.answers import parse_probe_answers, read_expression, reply_equati
 from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.compile import UnsupportedExpression, compile_tape
-from fastscore.copies import Copies
+from fastscore.copies import Copies, renamed
 from fastscore.equivalence import Quantity, Verdict, judge
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
@@ -55,11 +55,18 @@ class _Candidate:
     text: str | None = None  # str(expr), computed once: the key of its values and verdict
     error: str | None = None
     status: Status = "ok"
-    equations: tuple = ()
+    equations: tuple = ()  # a mechanism's, parsed; empty for a copy written alike (``renamed_from``)
     solution: object = None
     seconds: float = 0.0
     nodes: tuple[int, ...] = field(default_factory=tuple)
     copy_of: tuple[tuple, Mapping[str, str]] | None = None  # (law key, renaming) of the mechanism it copies
+    renamed_from: tuple | None = None  # a copy written alike: the original's equations, renamed when needed
+
+    def mechanism_equations(self) -> tuple:
+        """The parsed equations of a mechanism (a copy written alike: the original's, renamed)."""
+        if self.renamed_from is not None:
+            self.equations, self.renamed_from = tuple(renamed(self.renamed_from, self.copy_of[1])), None
+        return self.equations
 
 
 class ScoreMemo:
@@ -148,14 +155,16 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
                 memo.put(shared, outcome)
         fields = _law_fields(reference, candidate, outcome)
         if scorers:
-            context = SubmissionContext(reference, settings, *key, candidate.kind, MappingProxyType(fields),
-                                        candidate.expr, candidate.equations, candidate.solution, outcome.verdict,
-                                        outcome.recovered)
+            context = None  # built for the first scorer that runs (a copy's equations are renamed then)
             original = None if candidate.copy_of is None else scored.get(candidate.copy_of[0])
             for scorer in scorers:
                 if original is not None and scorer.same_for_copies:
                     fields.update((name, original[name]) for name in scorer.columns)
                     continue
+                if context is None:
+                    context = SubmissionContext(reference, settings, *key, candidate.kind, MappingProxyType(fields),
+                                                candidate.expr, candidate.mechanism_equations(), candidate.solution,
+                                                outcome.verdict, outcome.recovered)
                 added = scorer.score(context)  # its declared columns only, a missing one null
                 fields.update(added if added.keys() == scorer.columns.keys() else
                               {name: added.get(name) for name in scorer.columns})
@@ -288,7 +297,7 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     written = copies.written(texts, limits)  # the same texts, names aside: not parsed again
     if written is not None:
         (original, solution), mapping, equations, nodes = written
-        return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations),
+        return _Candidate(kind="mechanism", expr=solution.law, renamed_from=tuple(equations),
                           solution=solution.renamed(mapping), nodes=nodes, copy_of=(original, mapping))
     equations = [_equation(text, names, limits) for text in texts]
     if reference.constants:

@@ -7,7 +7,7 @@ import numpy as np
 import symengine as se
 
 import fastscore.score as score_module
-from fastscore.copies import Copies
+from fastscore.copies import Copies, renamed as renamed_equations
 from fastscore.parse import parse_equation
 from fastscore.score import score_task
 from fastscore.solve import solve_mechanism
@@ -118,7 +118,10 @@ def _written(original: str, copy: str):
     copies = Copies(FIXED)
     copies.add(_equations(original), "value", original.split(";"))
     found = copies.written(copy.split(";"), Limits())
-    return None if found is None else found[:3]  # (value, renaming, equations): the sizes aside
+    if found is None:
+        return None
+    value, mapping, equations, _ = found  # the sizes aside
+    return value, mapping, renamed_equations(equations, mapping)  # its equations once renamed
 
 
 def test_a_copy_written_the_same_but_for_its_names_is_renamed_not_parsed():
