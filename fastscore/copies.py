@@ -213,8 +213,10 @@ def _unique(colours: dict[str, int]) -> dict[int, str] | None:
     return inverse if len(inverse) == len(colours) else None
 
 
+@memoized(1 << 12)
 def _outline(lhs: se.Basic, rhs: se.Basic, fixed: frozenset[str]) -> tuple[tuple[str, ...], int]:
-    """The fixed names of ``lhs = rhs`` (sorted) and how many internal names it has."""
+    """The fixed names of ``lhs = rhs`` (sorted) and how many internal names it has
+    (memoised: a batch's mechanisms share most of their equations)."""
     names = names_of(lhs) | names_of(rhs)
     return tuple(sorted(names & fixed)), len(names - fixed)
 
