@@ -16,7 +16,7 @@ from fastscore.reference import build_reference, reference_equations
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import SolveError, solve_mechanism
 from fastscore.structure import MechanismGraph, mechanism_graph
-from fastscore.structure_score import parse_submitted, points_of, recovered_quantities, roles_of, structure_fields
+from fastscore.structure_score import parse_submitted, recovered_quantities, roles_of, structure_fields
 from fastscore.sweep import read_sweep
 from fastscore.tokens import ParseError
 
@@ -67,7 +67,7 @@ def submission_graph(problem: Problem, row: Mapping, *, settings: Settings = DEF
         raise ValueError(f"{label}: the submission does not parse: {error}") from None
     graph = mechanism_graph(equations, reference.knowns, target, roles_of(problem))
     try:
-        solution = solve_mechanism(equations, knowns=reference.knowns, target=target, points=points_of(reference),
+        solution = solve_mechanism(equations, knowns=reference.knowns, target=target, points=reference.points,
                                    budget=settings.solve_budget, rtol=settings.rtol)
     except SolveError:
         solution = None

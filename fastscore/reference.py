@@ -4,6 +4,7 @@ values on them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 import numpy as np
@@ -52,6 +53,39 @@ class Reference:
     def segment_slice(self, segment: str) -> slice:
         """The slice of ``domain.points``' columns that holds a segment's points."""
         return self.segments[segment]
+
+    @cached_property
+    def points(self) -> dict[str, np.ndarray]:
+        """Values of every known at the reference's points (domain sample and splits): the
+        points a submission's mechanism is solved and evaluated on."""
+        return {name: self.domain.points[i] for i, name in enumerate(self.domain.names)}
+
+    def own_blocks(self, settings: Settings) -> dict:
+        """The blocks of the problem's own mechanism solved in closed form over ``points``
+        with ``settings`` (``solve_mechanism``'s ``solved_blocks``; computed once per
+        reference and rtol): a batch's solves start from a copy, so a submission that
+        shares a block with the reference mechanism (its steady-state balance, say)
+        takes its closed forms, as it would take those of another submission solved before."""
+        cache = self._own_blocks
+        key = (settings.rtol, settings.solve_budget)
+        if key not in cache:
+            blocks: dict = {}
+            if self.problem.mechanism:
+                try:
+                    solve_mechanism(reference_equations(self.problem, self.constants), knowns=self.knowns,
+                                    target=self.problem.target.name, points=self.points,
+                                    budget=settings.solve_budget, rtol=settings.rtol, solved_blocks=blocks)
+                except (SolveError, ValueError):
+                    pass  # the blocks solved before the failure are kept: each is right on its own
+            cache[key] = blocks
+        return cache[key]
+
+    @cached_property
+    def _own_blocks(self) -> dict:
+        return {}  # (rtol, budget) -> `own_blocks`
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("points", "_own_blocks")}  # rebuilt on use
 
 
 def coefficient_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:

@@ -113,6 +113,7 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
     wanted.update(dict.fromkeys(answers[2] for answers, done in probe_sets.items()
                                 if done is None and answers[2] is not None))
     copies = Copies((*reference.knowns, reference.problem.target.name))  # a mechanism's copies: solved once
+    copies.blocks.update(reference.own_blocks(settings))  # and the reference mechanism's blocks
     candidates = {key: _build_candidate(reference, key, settings=settings, copies=copies) for key in wanted}
     # answers read through one solution (a mechanism and its copies in another order share it) are read once
     read: dict[tuple, tuple[dict, str | None]] = {}
@@ -309,7 +310,7 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
         solution = solution.renamed(mapping)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
-                                   points=_points(reference), budget=settings.solve_budget, rtol=settings.rtol,
+                                   points=reference.points, budget=settings.solve_budget, rtol=settings.rtol,
                                    solved_blocks=copies.blocks)
         copies.add(equations, (key, solution), texts, nodes)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
@@ -393,7 +394,7 @@ def _answer(reference: Reference, name: str, text: str, solution, limits: Limits
     rest = sorted(s.name for s in expr.free_symbols if s.name not in known)
     if not rest:
         return expr
-    points = _points(reference)
+    points = reference.points
     env = {**points, **solution.values(rest, points)}
     names = (*reference.domain.names, *rest)
     try:
@@ -468,7 +469,7 @@ def _judge_law(reference: Reference, candidate: _Candidate, values, metrics, set
         law_metrics = metrics[candidate.text]
     else:  # a mechanism solved numerically: values only
         target = reference.problem.target.name
-        predicted = Quantity(None, candidate.solution.values([target], _points(reference))[target])
+        predicted = Quantity(None, candidate.solution.values([target], reference.points)[target])
         law_metrics = _law_metrics(reference, predicted.values[None, :], settings)[0]
     # renamed or reordered mechanisms derive the same law, judged once (a phenomenal
     # formula's whole outcome is shared already)
@@ -501,7 +502,7 @@ def _probes_in_mechanism(reference: Reference, solution, recovered: Mapping[str,
             continue
         if internal is None:
             internal = [n for n in (*solution.expressions, *solution.numeric) if n != target]
-            values = solution.values(internal, _points(reference)) if internal else {}
+            values = solution.values(internal, reference.points) if internal else {}
         found[probe] = next((name for name in internal if _likely_equal(values[name], expected.values, settings)
                              and judge(Quantity(solution.expressions.get(name), values[name]), expected,
                                        domain=reference.domain, settings=settings, prove=False).equivalent), None)
@@ -515,10 +516,6 @@ def _likely_equal(a: np.ndarray, b: np.ndarray, settings: Settings) -> bool:
     if not np.array_equal(finite, np.isfinite(b)) or not finite.any():
         return False
     return bool(agree(a[finite], b[finite], rtol=settings.rtol).mean() >= 0.5)
-
-
-def _points(reference: Reference) -> dict[str, np.ndarray]:
-    return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
 
 
 def _judged(memo: ScoreMemo, reference: Reference, probe: str | None, text: str | None, predicted: Quantity,

@@ -104,7 +104,7 @@ def _prepare(reference: Reference) -> ReferenceStructure | None:
     solution = reference.mechanism
     if solution is not None:
         internal = [n for n in graph.internal if n in solution.expressions or n in solution.numeric]
-        values = solution.values(internal, points_of(reference)) if internal else {}
+        values = solution.values(internal, reference.points) if internal else {}
         for name in internal:
             expr = solution.expressions.get(name)
             try:
@@ -129,11 +129,6 @@ def compared_graph(problem: Problem, equations) -> tuple[MechanismGraph, list]:
     target = problem.target.name
     equations = fixed_numbers(equations, problem.known_names, target)
     return mechanism_graph(equations, problem.known_names, target, roles_of(problem)), equations
-
-
-def points_of(reference: Reference) -> dict[str, np.ndarray]:
-    """Values of every known at the reference's points (domain sample and splits)."""
-    return {name: reference.domain.points[i] for i, name in enumerate(reference.domain.names)}
 
 
 def _screen_columns(reference: Reference) -> slice:
@@ -215,7 +210,7 @@ def recovered_quantities(reference: Reference, solution: Solution, settings: Set
     known = {} if known is None else known
     exprs = [solution.expressions.get(n) for n in internal]
     rest = [n for n, e in zip(internal, exprs) if e is None or (e not in known and e not in prepared.by_expr)]
-    values = solution.values(rest, points_of(reference)) if rest else {}
+    values = solution.values(rest, reference.points) if rest else {}
     columns = _screen_columns(reference)
     new = {}  # the closed forms met first here, and their values
     for n, e in zip(internal, exprs):
