@@ -13,8 +13,9 @@ of unique submissions.
 
 fastscore: (1) ``solve_mechanism`` on each reference mechanism; (2) ``score_task`` on
 the planted submissions, end to end (solve, law verdict, probe verdicts, split metrics),
-all of them and again without the renamed and shuffled copies (which ``fastscore.copies``
-solves once a batch),
+all of them, again without the renamed and shuffled copies (which ``fastscore.copies``
+solves once a batch), and again with every block solved in its batch (none taken from
+the reference mechanism's own blocks, ``Reference.own_blocks``, solved at set-up),
 CPU seconds of this process, after a warm-up (one submission a task), caches emptied
 before each of five passes (median pass);
 agreement with the planted truth.
@@ -49,7 +50,7 @@ from fastscore.answers import split_equations  # noqa: E402
 from fastscore.collector import paused  # noqa: E402
 from fastscore.parse import parse_equation  # noqa: E402
 from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference, solve_reference_mechanism  # noqa: E402
+from fastscore.reference import Reference, build_reference, solve_reference_mechanism  # noqa: E402
 from fastscore.score import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
 from fastscore.warm import warm_up  # noqa: E402
@@ -154,7 +155,10 @@ def main() -> int:
     started = time.perf_counter()
     with paused():  # as the executors do (fastscore.collector)
         references = {p.task_id: build_reference(p) for p in problems}
-    setup = time.perf_counter() - started
+        setup = time.perf_counter() - started
+        for reference in references.values():  # its mechanism's blocks, which each batch starts from
+            reference.own_blocks(DEFAULT_SETTINGS)
+    blocks = time.perf_counter() - started - setup
 
     # (1) reference mechanisms solved
     solve_ms = {}
@@ -196,6 +200,13 @@ def main() -> int:
     distinct = {task: [r for r in rows if r["config"] not in COPIES] for task, rows in batches.items()}
     n_distinct = sum(map(len, distinct.values()))
     cpu_distinct = statistics.median(_passes(references, distinct)[0])
+    # the same with each batch solving every block itself (none from the reference mechanism's own)
+    own_blocks = Reference.own_blocks
+    Reference.own_blocks = lambda self, settings: {}
+    try:
+        cpu_unseeded = statistics.median(_passes(references, batches)[0])
+    finally:
+        Reference.own_blocks = own_blocks
     wrong = []
     for scores, probes in outputs:
         for r in scores:
@@ -227,8 +238,9 @@ def main() -> int:
              f"Machine: {platform.machine()}, 2 cores shared with other jobs (noisy), Python "
              f"{platform.python_version()}, one core used.", "",
              f"Tasks: {len(problems)} ({', '.join(str(f) for f in folders)}); reference set-up (splits, points, "
-             f"solve, bounded reference values) {setup:.1f} s and a warm-up (one submission a task, scored "
-             f"once: {warm:.1f} s), excluded from the rates.", "",
+             f"solve, bounded reference values) {setup:.1f} s, the reference mechanisms' blocks over the "
+             f"submissions' points (`Reference.own_blocks`, which each batch starts from) {blocks:.2f} s, and a "
+             f"warm-up (one submission a task, scored once: {warm:.1f} s), excluded from the rates.", "",
              "## Reference mechanisms solved (fastscore `solve_mechanism`, median of 5; MechBench's approach once)", "",
              "| task | fastscore ms | MechBench's approach | outcome |", "|---|---|---|---|"]
     for task in sorted(solve_ms, key=solve_ms.get, reverse=True):
@@ -248,6 +260,8 @@ def main() -> int:
               f"| fastscore, without the {n_rows - n_distinct} copies ({', '.join(COPIES)}: each takes the "
               f"solution of the task's own mechanism in its batch) | {1000 * cpu_distinct / n_distinct:.2f} ms | "
               f"{n_distinct / cpu_distinct:,.0f} | |",
+              f"| fastscore, every block solved in its batch (none taken from the reference mechanism's own, "
+              f"`Reference.own_blocks`) | {1000 * cpu_unseeded / n_rows:.2f} ms | {n_rows / cpu_unseeded:,.0f} | |",
               f"| MechBench's approach (SymPy solve + simplify, {len(sample)} sampled) | {per_sympy:.2f} s | "
               f"{1 / per_sympy:.2f} | {per_sympy / per_fastscore:,.0f}x |", "",
               f"Outcomes of the SymPy sample: " + ", ".join(sorted({o for _, o in sympy_submissions})) + ".", "",

@@ -140,3 +140,29 @@ def test_names_the_parser_reads_otherwise_are_never_renamed():
                  "a = 2*x; b = a*t; q = a + b",  # the target
                  "a = 2*x; b = a*t; y = a + b + 0"):  # another text
         assert _written(original, copy) is None, copy
+
+
+def test_a_batch_starts_from_the_reference_mechanisms_own_blocks(reference, monkeypatch):
+    """The reference mechanism's closed-form blocks, solved once per reference over the
+    submissions' points, seed each batch: a submission that shares a block with it (here
+    the whole mechanism, written alike) solves nothing itself, and its rows are those it
+    gets solving every block."""
+    from fastscore.reference import Reference
+    from fastscore.settings import DEFAULT_SETTINGS
+    from fastscore.solve import _Solver
+    assert reference.own_blocks(DEFAULT_SETTINGS)  # its coupled balance among them
+    mechanism = "; ".join(e.text for e in reference.problem.mechanism)
+    rows = [_row(0, mechanism=mechanism), _row(1, mechanism=mechanism + "; w = 2*v")]  # the second: one block more
+    calls = []
+    solve_equations = _Solver.solve_equations
+    monkeypatch.setattr(_Solver, "solve_equations", lambda self, *a: calls.append(a[1]) or solve_equations(self, *a))
+    seeded, seeded_probes = score_task(reference, rows)
+    assert calls == [["w"]]  # only the block the reference mechanism has not
+    calls.clear()
+    monkeypatch.setattr(Reference, "own_blocks", lambda self, settings: {})
+    alone, alone_probes = score_task(reference, rows)
+    assert len(calls) > 1 and ["w"] in calls
+    for a, b in zip(seeded, alone):
+        assert {k: v for k, v in a.items() if k != "parse_solve_seconds"} == \
+            {k: v for k, v in b.items() if k != "parse_solve_seconds"}
+    assert seeded_probes == alone_probes
