@@ -17,7 +17,7 @@ all of them, again without the renamed and shuffled copies (which ``fastscore.co
 solves once a batch), and again with every block solved in its batch (none taken from
 the reference mechanism's own blocks, ``Reference.own_blocks``, solved at set-up),
 CPU seconds of this process, after a warm-up (one submission a task), caches emptied
-before each of five passes (median pass);
+before each of five passes of each (median pass; the three take their passes in turn);
 agreement with the planted truth.
 
 MechBench's approach, re-implemented here from its description (``MECHBENCH.md`` §4):
@@ -125,19 +125,26 @@ COPIES = ("renamed", "shuffled")
 """The planted kinds that are copies of the task's own mechanism (``fastscore.copies``)."""
 
 
-def _passes(references, batches) -> tuple[list[float], list]:
-    """CPU seconds of each pass over every batch (caches emptied first, as a fresh worker
-    starts), and the last pass's outputs."""
-    passes, outputs = [], None
-    for _ in range(PASSES):
-        caches.clear()
-        cpu = time.process_time()
-        outputs = []
-        for task, rows in batches.items():
-            with paused():
-                outputs.append(score_task(references[task], rows, settings=DEFAULT_SETTINGS))
-        passes.append(time.process_time() - cpu)
-    return passes, outputs
+def _pass(references, batches) -> tuple[float, list]:
+    """CPU seconds of one pass over every batch (caches emptied first, as a fresh worker
+    starts), and its outputs."""
+    caches.clear()
+    cpu = time.process_time()
+    outputs = []
+    for task, rows in batches.items():
+        with paused():
+            outputs.append(score_task(references[task], rows, settings=DEFAULT_SETTINGS))
+    return time.process_time() - cpu, outputs
+
+
+def _unseeded(references, batches) -> tuple[float, list]:
+    """`_pass` with each batch solving every block itself (none from ``Reference.own_blocks``)."""
+    own_blocks = Reference.own_blocks
+    Reference.own_blocks = lambda self, settings: {}
+    try:
+        return _pass(references, batches)
+    finally:
+        Reference.own_blocks = own_blocks
 
 
 def main() -> int:
@@ -194,19 +201,18 @@ def main() -> int:
         for task, rows in batches.items():  # reference state, first kernel dispatches)
             score_task(references[task], rows[:1], settings=DEFAULT_SETTINGS)
     warm = time.perf_counter() - started
-    passes, outputs = _passes(references, batches)
-    cpu = statistics.median(passes)
-    # the same without the copies (renamed, shuffled), which take another's solution in the batch
+    # every submission; without the copies (renamed, shuffled), which take another's solution in
+    # the batch; with each batch solving every block itself: their passes in turn, so that the
+    # machine's drift (minutes long on a shared machine) falls alike on the three
     distinct = {task: [r for r in rows if r["config"] not in COPIES] for task, rows in batches.items()}
     n_distinct = sum(map(len, distinct.values()))
-    cpu_distinct = statistics.median(_passes(references, distinct)[0])
-    # the same with each batch solving every block itself (none from the reference mechanism's own)
-    own_blocks = Reference.own_blocks
-    Reference.own_blocks = lambda self, settings: {}
-    try:
-        cpu_unseeded = statistics.median(_passes(references, batches)[0])
-    finally:
-        Reference.own_blocks = own_blocks
+    passes, passes_distinct, passes_unseeded = [], [], []
+    for _ in range(PASSES):
+        seconds, outputs = _pass(references, batches)
+        passes.append(seconds)
+        passes_distinct.append(_pass(references, distinct)[0])
+        passes_unseeded.append(_unseeded(references, batches)[0])
+    cpu, cpu_distinct, cpu_unseeded = map(statistics.median, (passes, passes_distinct, passes_unseeded))
     wrong = []
     for scores, probes in outputs:
         for r in scores:

@@ -222,11 +222,11 @@ class _Codes(dict):
         self[expr] = (code.copy(), nodes, n_variables)
 
 
-MAX_REMEMBERED = 1 << 19
-"""Instructions kept by the code memo of one tuple of variables (`_codes`)."""
+MAX_REMEMBERED = 1 << 17
+"""Instructions kept by the code memo of one tuple of variables (`_codes`): a few MB."""
 
 
-@memoized(64)
+@memoized(8)
 def _codes(names: tuple[str, ...]) -> _Codes:
     """The code memo of ``compile_tape`` over ``names``: a batch's laws, closed forms and
     probe answers share most of their subexpressions (a perturbed law ``1.05*L`` is

@@ -30,8 +30,8 @@ __all__ = ["MAX_TERMS", "rational_identity"]
 
 MAX_TERMS = 20_000
 """Largest polynomial (in terms) built: as ``canonical.MAX_EXPANDED_TERMS``."""
-MAX_CONVERTED = 1 << 14
-"""Subexpressions a converter keeps (`_converter`)."""
+MAX_CONVERTED = 1 << 18
+"""Polynomial terms a converter keeps in its conversions (`_converter`): a few MB."""
 MAX_POWER = 1024
 """Largest integer exponent applied to anything but a monomial of coefficient 1 or -1."""
 MAX_PRODUCT = 2_000_000
@@ -58,7 +58,7 @@ def rational_identity(a: se.Basic, b: se.Basic) -> bool | None:
     return True if left == right else False if complete_a and complete_b else None
 
 
-@memoized(64)
+@memoized(8)
 def _converter(atoms: tuple) -> _Converter:
     """The converter over ``atoms`` (their order: the generators'), kept with what it has
     converted: a batch's pairs over the same names share their subexpressions (the
@@ -102,6 +102,7 @@ class _Converter:
         self.one = context.from_dict({(0,) * context.nvars(): 1})
         self.generators = context.gens()
         self.done: dict = {}
+        self.kept = 0  # terms of the polynomials in ``done``
 
     def product(self, factors: dict) -> object:
         """The product of ``factors`` ({key: (polynomial, power)}, powers <= 0 left out)."""
@@ -114,9 +115,12 @@ class _Converter:
     def of(self, expr: se.Basic) -> tuple:
         found = self.done.get(expr)
         if found is None:
-            if len(self.done) >= MAX_CONVERTED:
+            found = self._convert(expr)
+            self.kept += len(found[0]) + sum(len(p) for p, _ in found[2].values())
+            if self.kept > MAX_CONVERTED:
                 self.done.clear()
-            found = self.done[expr] = self._convert(expr)
+                self.kept = 0
+            self.done[expr] = found
         return found
 
     def _convert(self, expr: se.Basic) -> tuple:
