@@ -47,7 +47,7 @@ from math import comb
 import symengine as se
 
 from fastscore.caches import memoized
-from fastscore.rational import rational_identity
+from fastscore.rational import in_complete_algebra, rational_identity
 
 MAX_EXPANDED_TERMS = 20_000
 MAX_ARGUMENT_TERMS = 500
@@ -314,21 +314,34 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
     difference = a - b
     if _expands_to_zero(difference):
         return "expand"
-    exact = rational_identity(a, b)  # the rational and ratio rules at once, exactly, where it applies
-    if exact is not None:
-        return "rational" if exact else None
+    complete = in_complete_algebra(a) and in_complete_algebra(b)
+    if complete:  # a rational function of names and functions: decided exactly (the rational and ratio rules)
+        exact = rational_identity(a, b)
+        if exact is not None:
+            return "rational" if exact else None
+    rule, refused = _fraction_rules(a, b, difference)
+    if rule is None and refused and not complete and rational_identity(a, b):
+        return "rational"  # too large for SymEngine; an identity with its roots and exponentials as atoms
+    return rule
+
+
+def _fraction_rules(a: se.Basic, b: se.Basic, difference: se.Basic) -> tuple[str | None, bool]:
+    """The rational and ratio rules by SymEngine's ``as_numer_denom`` and expansions: the
+    rule that holds, or None, and whether an expansion was refused as too large."""
+    refused = expansion_size(difference) > MAX_EXPANDED_TERMS  # the expand rule could not run
     if _fraction_size(difference) > MAX_FRACTION_TERMS:
-        return None  # over a common denominator it could not be expanded anyway
+        return None, True  # over a common denominator it could not be expanded anyway
     numerator, _ = difference.as_numer_denom()
     if _expands_to_zero(numerator):
-        return "rational"
+        return "rational", False
     if expansion_size(numerator) > MAX_EXPANDED_TERMS:
-        return None  # the ratio rule's numerator minus denominator is the same cross product
+        return None, True  # the ratio rule's numerator minus denominator is the same cross product
     if b != 0:
         ratio_numerator, ratio_denominator = (a / b).as_numer_denom()
         if _expands_to_zero(ratio_numerator - ratio_denominator):
-            return "ratio"
-    return None
+            return "ratio", False
+        refused = refused or expansion_size(ratio_numerator - ratio_denominator) > MAX_EXPANDED_TERMS
+    return None, refused
 
 
 MAX_FRACTION_TERMS = 10 * MAX_EXPANDED_TERMS

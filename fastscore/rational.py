@@ -26,7 +26,7 @@ import symengine as se
 
 from fastscore.caches import memoized
 
-__all__ = ["MAX_TERMS", "rational_identity"]
+__all__ = ["MAX_TERMS", "in_complete_algebra", "rational_identity"]
 
 MAX_TERMS = 20_000
 """Largest polynomial (in terms) built: as ``canonical.MAX_EXPANDED_TERMS``."""
@@ -56,6 +56,15 @@ def rational_identity(a: se.Basic, b: se.Basic) -> bool | None:
     except (_OutOfScope, RecursionError):
         return None
     return True if left == right else False if complete_a and complete_b else None
+
+
+def in_complete_algebra(expr: se.Basic) -> bool:
+    """Whether the algebra is complete for ``expr``: no root, exponential or float among
+    its atoms (module doc), so that `rational_identity` answers False as well as True."""
+    try:
+        return _atoms(expr)[1]
+    except RecursionError:
+        return False
 
 
 @memoized(8)
