@@ -319,29 +319,26 @@ def _zero_rule(a: se.Basic, b: se.Basic) -> str | None:
         exact = rational_identity(a, b)
         if exact is not None:
             return "rational" if exact else None
-    rule, refused = _fraction_rules(a, b, difference)
-    if rule is None and refused and not complete and rational_identity(a, b):
-        return "rational"  # too large for SymEngine; an identity with its roots and exponentials as atoms
+    rule = _fraction_rules(a, b, difference)
+    if rule is None and not complete and rational_identity(a, b):
+        return "rational"  # an identity with its roots and exponentials as atoms, which SymEngine misses
     return rule
 
 
-def _fraction_rules(a: se.Basic, b: se.Basic, difference: se.Basic) -> tuple[str | None, bool]:
-    """The rational and ratio rules by SymEngine's ``as_numer_denom`` and expansions: the
-    rule that holds, or None, and whether an expansion was refused as too large."""
-    refused = expansion_size(difference) > MAX_EXPANDED_TERMS  # the expand rule could not run
+def _fraction_rules(a: se.Basic, b: se.Basic, difference: se.Basic) -> str | None:
+    """The rational and ratio rules by SymEngine's ``as_numer_denom`` and expansions."""
     if _fraction_size(difference) > MAX_FRACTION_TERMS:
-        return None, True  # over a common denominator it could not be expanded anyway
+        return None  # over a common denominator it could not be expanded anyway
     numerator, _ = difference.as_numer_denom()
     if _expands_to_zero(numerator):
-        return "rational", False
+        return "rational"
     if expansion_size(numerator) > MAX_EXPANDED_TERMS:
-        return None, True  # the ratio rule's numerator minus denominator is the same cross product
+        return None  # the ratio rule's numerator minus denominator is the same cross product
     if b != 0:
         ratio_numerator, ratio_denominator = (a / b).as_numer_denom()
         if _expands_to_zero(ratio_numerator - ratio_denominator):
-            return "ratio", False
-        refused = refused or expansion_size(ratio_numerator - ratio_denominator) > MAX_EXPANDED_TERMS
-    return None, refused
+            return "ratio"
+    return None
 
 
 MAX_FRACTION_TERMS = 10 * MAX_EXPANDED_TERMS
