@@ -39,7 +39,7 @@ MAX_PRODUCT = 2_000_000
 
 
 class _OutOfScope(Exception):
-    """A node outside the algebra, or a polynomial past ``MAX_TERMS``."""
+    """Work past a bound (``MAX_TERMS``, ``MAX_PRODUCT``, ``MAX_POWER``), or a division by zero."""
 
 
 def rational_identity(a: se.Basic, b: se.Basic) -> bool | None:
@@ -76,7 +76,6 @@ def _converter(atoms: tuple) -> _Converter:
     return _Converter(context, {atom: i for i, atom in enumerate(atoms)})
 
 
-_NODES = (se.Add, se.Mul, se.Pow)
 _EXP1 = type(se.E)
 
 
