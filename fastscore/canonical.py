@@ -205,10 +205,14 @@ def _integer_root(base: se.Basic, exponent: se.Basic) -> se.Basic | None:
         return None
     q = int(exponent.as_numer_denom()[1])
     n = int(base)
-    if n < 2 ** q:
+    # Sizes, not values: a fitted decimal exponent has a denominator q near 10**16,
+    # and 2**q would never be built.  n < 2**q exactly when n has at most q bits.
+    if n.bit_length() <= q:
         return None
     outside, rest = 1, n
     for prime in _ROOT_PRIMES:
+        if (prime.bit_length() - 1) * q >= rest.bit_length():
+            break  # prime**q > rest, known from the sizes alone
         power = prime ** q
         if power > rest:
             break
