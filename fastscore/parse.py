@@ -45,6 +45,7 @@ submissions have (half of the products have two factors).
 from __future__ import annotations
 
 from collections.abc import Collection
+import sys
 
 import symengine as se
 
@@ -146,6 +147,7 @@ class _Parser:
         ``text`` from index ``offset`` on."""
         self.text, self.tokens, self.offset, self.pos = text, tokens, offset, 0
         self.room = self.limits.max_depth  # nesting levels left
+        _make_room(self.room)
         self.closing = None  # see _recall
         self.magnitude = 0.0  # sum of |log10| of the constant calls and powers built (see module doc)
         try:
@@ -496,6 +498,16 @@ class _Parser:
                 if exponent.is_Rational and base != se.E and exceeds(*fraction(exponent), limit):
                     raise ParseError(f"exponent {short(exponent, 20)} in {short(node)} exceeds limit {limit:g}")
             stack.extend(node.args)
+MAX_RECURSION = 4000
+"""The most Python frames ``_make_room`` allows (deeper text is a ParseError)."""
+
+
+def _make_room(depth: int) -> None:
+    """Let Python recurse deep enough for ``depth`` nesting levels (a call takes four
+    frames of this parser a level; the compiler and the proofs walk the tree too)."""
+    need = min(6 * depth + 1000, MAX_RECURSION)
+    if sys.getrecursionlimit() < need:
+        sys.setrecursionlimit(need)
 # --------------------------------------------------------------------------- public API
 
 
@@ -519,7 +531,7 @@ def parse_equation(
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[se.Basic, se.Basic]:
     """Parse ``lhs = rhs`` (exactly one '='); returns ``(lhs, rhs)``."""
-    tokens = tokenize(text, limits)
+    tokens = tokenize(text, limits, equation=True)
     if "==" in tokens:
         column = columns(text)[tokens.index("==")]
         raise ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 class Limits:
     """Bounds on the work one submission can cause."""
 
-    max_chars: int = 4000  # characters per expression or equation text
-    max_nodes: int = 1000  # AST nodes (numbers, names, operators, calls)
-    max_depth: int = 64  # nesting: parentheses, calls, unary signs, power exponents
+    max_chars: int = 10_000  # characters per expression, and per side of an equation
+    max_nodes: int = 1000  # AST nodes (numbers, names, operators, calls), likewise
+    max_depth: int = 400  # nesting: parentheses, calls, unary signs, power exponents
     max_exponent: float = 1000  # |numeric exponent| allowed in a**b
-    max_equations: int = 64  # equations per mechanism (and answers per probe set)
+    max_equations: int = 100  # equations per mechanism (and answers per probe set)
 
 
 DEFAULT_LIMITS = Limits()
@@ -52,6 +52,7 @@ _STRAY_ASCII = frozenset(c for c in map(chr, range(128)) if not re.fullmatch(r"[
 END = ""
 DIGITS = frozenset("0123456789.")  # first characters of numbers
 _NAME_EXTRA = frozenset("0123456789_")
+_NOT_NODES = frozenset("(),=")  # tokens that are no AST node
 
 
 def _bad_name_char(name: str) -> int:
@@ -88,12 +89,21 @@ def columns(text: str) -> list[int]:
     return [match.start() + 1 for match in _TOKEN_RE.finditer(text)] + [len(text) + 1]
 
 
-def tokenize(text: object, limits: Limits) -> list[str]:
-    """Token texts ending with END; enforces the character, text and node limits."""
+def tokenize(text: object, limits: Limits, *, equation: bool = False) -> list[str]:
+    """Token texts ending with END; enforces the character, text and node limits.
+
+    For an ``equation`` the character and node limits hold for each side of its one
+    ``=`` (as MechBench's harness checks each side), so a whole equation may be twice
+    as large as one expression."""
     if not isinstance(text, str):
         raise ParseError(f"expected expression text, got {type(text).__name__}")
-    if len(text) > limits.max_chars:
-        raise ParseError(f"expression is {len(text)} characters long, limit {limits.max_chars}")
+    if len(text) > 2 * (1 + equation) * limits.max_chars:  # before any work, whitespace and all
+        raise ParseError(f"text is {len(text)} characters long, limit {limits.max_chars} a side")
+    sides = text.split("=") if equation and text.count("=") == 1 else [text]
+    for side in sides:
+        if len(side.strip()) > limits.max_chars:
+            what = "a side of the equation" if len(sides) > 1 else "expression"
+            raise ParseError(f"{what} is {len(side.strip())} characters long, limit {limits.max_chars}")
     if text.isascii():
         tokens = _ASCII_TOKEN_RE.findall(text)
         valid = _STRAY_ASCII.isdisjoint(tokens)
@@ -105,9 +115,12 @@ def tokenize(text: object, limits: Limits) -> list[str]:
     if not tokens:
         raise ParseError("empty expression")
     if len(tokens) > limits.max_nodes:
-        # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
-        nodes = len(tokens) - text.count("(") - text.count(")") - text.count(",") - text.count("=")
-        if nodes > limits.max_nodes:
-            raise ParseError(f"expression has {nodes} nodes, limit {limits.max_nodes}")
+        at = tokens.index("=") if len(sides) > 1 and "=" in tokens else len(tokens)
+        for part in (tokens[:at], tokens[at + 1 :]):
+            # '(', ')', ',' and '=' occur only as tokens here, and are not AST nodes
+            nodes = sum(1 for token in part if token not in _NOT_NODES)
+            if nodes > limits.max_nodes:
+                what = "a side of the equation" if len(sides) > 1 else "expression"
+                raise ParseError(f"{what} has {nodes} nodes, limit {limits.max_nodes}")
     tokens.append(END)
     return tokens

@@ -64,8 +64,8 @@ HOSTILE = [
     "y = x if x else z",
     "y = x**10**10",
     "y = 9**9**9**9",
-    "y = " + "(" * 300 + "x" + ")" * 300,
-    "y = " + "sin(" * 100 + "x" + ")" * 100,
+    "y = " + "(" * 401 + "x" + ")" * 401,  # past the nesting limit
+    "y = " + "sin(" * 401 + "x" + ")" * 401,
     "y = " + "-" * 3000 + "x",
     "y = x" + " + x" * 260_000,  # over 1 MB of text
     "y = x\x00",
@@ -77,7 +77,7 @@ HOSTILE = [
     "y == x",
     "y = x = z",
     "y = @x",
-    "y = x; " * 100,  # more equations than the limit
+    "y = x; " * 101,  # more equations than the limit
 ]
 """Texts (and bytes) that must be answered ``ok: false`` without harm."""
 

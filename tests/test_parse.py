@@ -494,14 +494,39 @@ def test_parse_error_carries_column():
 
 
 def test_default_limits_are_documented_values():
-    assert DEFAULT_LIMITS == Limits(max_chars=4000, max_nodes=1000, max_depth=64, max_exponent=1000, max_equations=64)
+    # At least as permissive as MechBench's harness: 10,000 characters and 1,000 AST
+    # nodes a side (its count of Python AST nodes is never below ours), powers up to 100,
+    # 1 to 100 equations, and Python's 200 nested parentheses.
+    assert DEFAULT_LIMITS == Limits(max_chars=10_000, max_nodes=1000, max_depth=400, max_exponent=1000, max_equations=100)
 
 
 def test_length_limit():
-    text = "x+" * 2000 + "x"  # 4001 characters
-    with pytest.raises(ParseError, match="4001 characters long, limit 4000"):
-        parse(text)
+    text = "x+" * 5000 + "x"  # 10,001 characters
+    with pytest.raises(ParseError, match="^expression is 10001 characters long, limit 10000$"):
+        parse(text, limits=Limits(max_nodes=100_000))
     assert parse("x", limits=Limits(max_chars=1)) == x
+
+
+def test_equation_limits_hold_per_side():
+    # the harness checks each side of an equation: two full sides make one equation
+    side = "+".join(["x"] * 500)  # 999 nodes, 1,999 characters
+    lhs, rhs = parse_equation(f"{side} = {side}", names=["x"])
+    assert lhs == rhs == 500 * x
+    with pytest.raises(ParseError, match="^a side of the equation has 1001 nodes, limit 1000$"):
+        parse_equation(f"{side} = {side}+x", names=["x"])
+    limits = Limits(max_chars=20, max_nodes=1000)
+    assert parse_equation("y = " + "x+" * 9 + "x", names=["x", "y"], limits=limits)[1] == 10 * x  # 19 characters
+    with pytest.raises(ParseError, match="^a side of the equation is 21 characters long, limit 20$"):
+        parse_equation("y = " + "x+" * 10 + "x", names=["x", "y"], limits=limits)
+
+
+def test_nesting_as_deep_as_pythons_parser_allows():
+    # Python (and so the harness) reads 200 nested parentheses; each also counts a sign
+    text = "1/(1+" * 199 + "x" + ")" * 199
+    assert parse(text).has(x)
+    assert parse("-(" * 199 + "x" + ")" * 199) == -x  # 398 levels
+    with pytest.raises(ParseError, match="nesting deeper than 400"):
+        parse("-(" * 201 + "x" + ")" * 201)
 
 
 def test_node_limit():
@@ -524,14 +549,15 @@ def test_node_limit():
 )
 def test_deep_nesting_fails_fast(text):
     limits = Limits(max_chars=100_000, max_nodes=100_000)
-    with pytest.raises(ParseError, match="nesting deeper than 64 at column"):
+    with pytest.raises(ParseError, match="nesting deeper than 400 at column"):
         parse(text, limits=limits)
 
 
 def test_depth_limit_boundary():
-    assert parse("(" * 64 + "x" + ")" * 64) == x
-    with pytest.raises(ParseError, match="nesting deeper than 64 at column 65"):
-        parse("(" * 65 + "x" + ")" * 65)
+    assert parse("(" * 400 + "x" + ")" * 400) == x
+    assert parse("sqrt(" * 399 + "x" + ")" * 399).has(x)  # a call level is four parser frames
+    with pytest.raises(ParseError, match="nesting deeper than 400 at column 401"):
+        parse("(" * 401 + "x" + ")" * 401)
     with pytest.raises(ParseError, match="nesting deeper than 3"):
         parse("sin(cos(-(x)))", limits=Limits(max_depth=3))
 
@@ -673,9 +699,10 @@ def test_malformed_equations(text, message):
         parse_equation(text, names=XYZ)
 
 
-def test_equation_node_limit_counts_both_sides():
-    with pytest.raises(ParseError, match="nodes, limit 4"):
-        parse_equation("x + y = x + z", names=XYZ, limits=Limits(max_nodes=4))
+def test_equation_node_limit_counts_each_side():
+    assert parse_equation("x + y = x + z", names=XYZ, limits=Limits(max_nodes=3))[0] == x + y
+    with pytest.raises(ParseError, match="^a side of the equation has 5 nodes, limit 4$"):
+        parse_equation("x + y + z = x", names=XYZ, limits=Limits(max_nodes=4))
 
 
 def test_mdbench_style_formulas_parse():
@@ -700,13 +727,13 @@ def test_split_equations_on_newlines_and_semicolons():
 
 
 def test_split_equations_limits():
-    with pytest.raises(ParseError, match="65 equations, limit 64"):
-        split_equations("\n".join(f"a{i} = {i}" for i in range(65)))
-    assert len(split_equations(";".join(["a = 1"] * 64))) == 64
+    with pytest.raises(ParseError, match="101 equations, limit 100"):
+        split_equations("\n".join(f"a{i} = {i}" for i in range(101)))
+    assert len(split_equations(";".join(["a = 1"] * 100))) == 100  # the harness takes 1 to 100
     with pytest.raises(ParseError, match="3 equations, limit 2"):
         split_equations("a=1;b=2;c=3", limits=Limits(max_equations=2))
     with pytest.raises(ParseError, match="characters long"):
-        split_equations("a" * (4000 * 64 + 1))
+        split_equations("a" * (10_000 * 100 + 1))
     with pytest.raises(ParseError, match="expected mechanism text, got NoneType"):
         split_equations(None)
 
@@ -770,8 +797,8 @@ def test_malformed_probe_answers(value, message):
 
 
 def test_probe_answers_limit():
-    text = "\n".join(f"z{i} = {i}" for i in range(65))
-    with pytest.raises(ParseError, match="65 equations, limit 64"):
+    text = "\n".join(f"z{i} = {i}" for i in range(101))
+    with pytest.raises(ParseError, match="101 equations, limit 100"):
         parse_probe_answers(text)
     mapping = {f"z{i}": "1" for i in range(3)}
     with pytest.raises(ParseError, match="3 probe answers, limit 2"):
