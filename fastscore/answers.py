@@ -53,20 +53,32 @@ def _answer_text(name: object, answer: object) -> tuple[str, str]:
     if isinstance(answer, (int, float)) and not isinstance(answer, bool) and math.isfinite(answer):
         answer = repr(answer)
     if not isinstance(answer, str):
-        raise ParseError(f"probe '{name.strip()}': answer must be an expression text, got {type(answer).__name__}")
+        raise _AnswerError(name.strip(), f"answer must be an expression text, got {type(answer).__name__}")
     if not answer.strip():
-        raise ParseError(f"probe '{name.strip()}': empty answer")
+        raise _AnswerError(name.strip(), "empty answer")
     return name.strip(), answer.strip()
 
 
+class _AnswerError(ParseError):
+    """One probe's answer is unusable (the name is valid)."""
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(f"probe '{name}': {reason}")
+        self.name = name
+
+
 def parse_probe_answers(
-    value: str | Mapping[str, str] | None, *, limits: Limits = DEFAULT_LIMITS
+    value: str | Mapping[str, str] | None, *, limits: Limits = DEFAULT_LIMITS,
+    errors: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Probe answers -> ``{probe name: expression text}``.
 
     ``value`` is a mapping, a JSON object text ``{"z": "x**2"}``, or lines
     ``name = expr`` (also ';'-separated).  ``None`` or blank text means no answers.
     Expressions are returned as raw text, to be parsed with ``parse_expression``.
+    With ``errors``, an answer that is unusable on its own (empty, not text) is put
+    there as ``{name: reason}`` and the other answers stand, as MechBench judges each
+    probe on its own; without, it raises like a malformed whole.
     """
     if value is None:
         return {}
@@ -99,11 +111,19 @@ def parse_probe_answers(
     if len(items) > limits.max_equations:
         raise ParseError(f"{len(items)} probe answers, limit {limits.max_equations}")
     answers: dict[str, str] = {}
+    seen: set[str] = set()
     for name, answer in items:
-        name, answer = _answer_text(name, answer)
-        if name in answers:
+        target = answers
+        try:
+            name, answer = _answer_text(name, answer)
+        except _AnswerError as failure:
+            if errors is None:
+                raise
+            name, answer, target = failure.name, str(failure), errors
+        if name in seen:
             raise ParseError(f"probe '{name}' is answered more than once")
-        answers[name] = answer
+        seen.add(name)
+        target[name] = answer
     return answers
 
 

@@ -349,12 +349,15 @@ def _parse_answers(reference: Reference, probes: str | None, replies: str | None
     parsed: dict = {}
     error = None
     if probes is not None:
+        unusable: dict[str, str] = {}
         try:
-            raw = parse_probe_answers(probes, limits=limits)
+            raw = parse_probe_answers(probes, limits=limits, errors=unusable)
         except ParseError as failure:
-            raw, error = {}, str(failure)
+            raw, unusable, error = {}, {}, str(failure)
         for name, answer in raw.items():
             parsed[name] = _answer(reference, name, answer, solution, limits, strict=False)
+        for name, reason in unusable.items():
+            parsed[name] = f"parse error: {reason}"
     if replies is not None:
         try:
             raw = json.loads(replies)

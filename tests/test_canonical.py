@@ -168,6 +168,19 @@ def test_reduced_roots_take_the_perfect_powers_out_of_integer_roots(n, p, q, exp
     assert float(expr.subs({x: 1})) == pytest.approx(n ** (p / q), rel=1e-15)
 
 
+def test_a_fitted_decimal_exponent_costs_its_digits_not_its_value():
+    # h = 1.4043639781269934 is 7021819890634967/5*10**15: a root of denominator near
+    # 10**16, whose 2**q would never finish; the sizes alone settle that nothing comes out
+    h = se.Rational(7021819890634967, 5 * 10**15)
+    for n in (2, 12, 10**17, 2**64 * 3):
+        expr = x * se.Integer(n) ** (h - 1)
+        assert reduced_roots(expr) == expr
+    hill = 1 / (1 + (r / k) ** h)
+    assert prove_equal(hill, 1 / (1 + (r / k) ** h), positive=frozenset("rk")) == "identical"
+    near = 1 / (1 + (r / k) ** (h + se.Rational(1, 10**16)))  # the last digit off: never proven
+    assert prove_equal(hill, near, positive=frozenset("rk")) is None
+
+
 # ---------------------------------------------------------------- absolute values
 
 

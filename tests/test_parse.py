@@ -796,6 +796,17 @@ def test_malformed_probe_answers(value, message):
         parse_probe_answers(value)
 
 
+def test_unusable_answers_can_be_set_aside_one_by_one():
+    errors: dict[str, str] = {}
+    value = '{"z": "", "w": "x + 1", "v": null}'
+    assert parse_probe_answers(value, errors=errors) == {"w": "x + 1"}
+    assert errors == {"z": "probe 'z': empty answer", "v": "probe 'v': answer must be an expression text, got NoneType"}
+    # a malformed whole, an invalid name or a repeat still fails the whole set
+    for whole in ('{"z": "x"', '{"2z": "x"}', "z =\nz = y"):
+        with pytest.raises(ParseError):
+            parse_probe_answers(whole, errors={})
+
+
 def test_probe_answers_limit():
     text = "\n".join(f"z{i} = {i}" for i in range(101))
     with pytest.raises(ParseError, match="101 equations, limit 100"):

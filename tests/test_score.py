@@ -56,6 +56,22 @@ def test_an_unreadable_probe_answer_set_fails_only_the_probes(reference):
     assert scores[0]["m_correct"] is False and probes[0]["probe_verdict"] == "undecided"
 
 
+@pytest.mark.parametrize("unusable, reason", [("", "empty answer"), (None, "got NoneType")])
+def test_one_unusable_probe_answer_fails_that_probe_alone(unusable, reason):
+    # MechBench judges each probe on its own: an empty reply to one leaves the others judged
+    problem = next(p for p in load_problems(EXAMPLE) if p.task_id == "vacancy-diffusion-variant-1-2")
+    row = {"config": "c", "run": 0, "task": problem.task_id,
+           "phenomenal": "D = a**2*nu*exp(-(Ef + p*Omega)/(kB*T))*exp(-(Em + Omega*p**2/pref)/(kB*T))"
+                         "/(6*(1 + 3*exp(-Et/(kB*T))))",
+           "probes": {"cm": unusable, "Eb": "Em + Omega*p^2/pref"}}
+    scores, probes = score_task(build_reference(problem), [row])
+    verdicts = {p["probe"]: p for p in probes}
+    assert verdicts["Eb"]["probe_verdict"] == "proven" and verdicts["Eb"]["probe_equivalent"] is True
+    assert verdicts["cm"]["probe_verdict"] == "undecided" and reason in verdicts["cm"]["probe_reason"]
+    assert scores[0]["p_equivalent"] is True and scores[0]["m_correct"] is False
+    assert scores[0]["n_probes_correct"] == 1
+
+
 def test_a_law_with_the_wrong_left_hand_side_is_a_parse_error(reference):
     scores, _ = score_task(reference, [_row(0, phenomenal="S = k3*E_T")])
     assert scores[0]["status"] == "parse_error" and "left-hand side must be 'v'" in scores[0]["error"]
