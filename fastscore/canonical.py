@@ -183,7 +183,7 @@ def reduced_roots(expr: se.Basic) -> se.Basic:
     if count_nodes(expr) <= MAX_ROOT_TEXT_NODES and _ROOT_TEXT.search(str(expr)) is None:
         return expr
     mapping = {}
-    for power in expr.atoms(se.Pow):
+    for power in subexpressions(expr, se.Pow):
         root = _integer_root(*power.args)
         if root is not None:
             mapping[power] = root
@@ -297,6 +297,23 @@ def count_nodes(expr: se.Basic) -> int:
         return 1 + sum(count_nodes(a) if a.args else 1 for a in args)
     except RecursionError:
         return _tree_size(expr)
+
+
+def subexpressions(expr: se.Basic, kind: type) -> set[se.Basic]:
+    """The distinct subexpressions of ``expr`` of class ``kind``, each node visited once.
+    SymEngine's ``atoms`` walks the tree, every occurrence of a shared subexpression
+    again: over a solved chain of 22 substitutions (a tree of 2**22 nodes) it took a
+    minute where this takes a millisecond."""
+    found, seen, stack = set(), set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, kind):
+            found.add(node)
+        stack.extend(node.args)
+    return found
 
 
 def _tree_size(expr: se.Basic) -> int:

@@ -14,6 +14,7 @@ from fastscore.kernels import evaluate
 from fastscore.kernels.roots import solve_block
 from fastscore.parse import parse_equation
 from fastscore.problems import load_problems
+from fastscore.closed_forms import names_of
 from fastscore.solve import SolveError, compile_block, solve_mechanism
 
 PROBLEMS = MDBENCH
@@ -267,3 +268,27 @@ def test_a_block_met_before_in_a_batch_is_not_solved_again(monkeypatch):
     assert len(linear) == 3  # the second mechanism's block came from the first's
     for one, other in zip(alone, together):
         assert one.expressions == other.expressions and one.branches == other.branches
+
+
+def test_a_network_is_evaluated_step_by_step_with_the_values_of_its_closed_forms():
+    # 6 layers of 4 nodes, each a tanh of products of the layer before (a network written
+    # out as formulas): the closed forms of the chain share their subexpressions; each
+    # step is evaluated from its own equation, with the same values
+    rng = np.random.default_rng(5)
+    text, layer = [], ["a", "x"]
+    for depth in range(6):
+        names = [f"n{depth}_{i}" for i in range(4)]
+        for name in names:
+            terms = " + ".join(f"{rng.uniform(-2, 2)!r}*{rng.choice(layer)}*{rng.choice(layer)}" for _ in range(4))
+            text.append(f"{name} = tanh({terms})" if depth % 2 else f"{name} = -tanh({terms})")
+        layer = names
+    text.append("y = " + " + ".join(layer))
+    equations = [parse_equation(t, names=("a", "x", "y"), allow_new_names=True) for t in text]
+    points = {"a": np.random.default_rng(0).uniform(1.0, 2.0, N), "x": np.random.default_rng(1).uniform(-1, 1, N)}
+    solution = solve_mechanism(equations, knowns=("a", "x"), target="y", points=points)
+    names = sorted(solution.expressions)
+    values = solution.values(names, points)
+    for name in names:  # the whole closed form of each, evaluated as one tape
+        assert np.allclose(values[name], _values(solution.expressions[name], points), rtol=1e-12, atol=0)
+    local = {step.name: step.expr for step in solution._local_plan()}
+    assert all(names_of(local[f"n5_{i}"]) <= {f"n4_{j}" for j in range(4)} for i in range(4))
