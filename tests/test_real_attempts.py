@@ -29,14 +29,23 @@ def scored(tmp_path_factory):
     return {(r["config"], r["task"]): r for r in scores.iter_rows(named=True)}, probes
 
 
+AS_RUN = [a for a in ATTEMPTS if a["task_file_as_run"]]
+"""The attempts whose task file here is the one they ran against (the same sha256 as
+their record names): the others ran against an earlier version of the task."""
+
+
 def test_every_attempt_is_scored_within_the_ordinary_budgets(scored):
     scores, _ = scored
-    assert len(scores) == len(ATTEMPTS)
-    assert {row["status"] for row in scores.values()} == {"ok"}, [
-        (key, row["status"], row["error"]) for key, row in scores.items() if row["status"] != "ok"]
+    assert len(scores) == len(ATTEMPTS) and len(AS_RUN) >= 35
+    statuses = {key: (row["status"], row["error"]) for key, row in scores.items()}
+    as_run = {(a["config"], a["task"]) for a in AS_RUN}
+    assert all(status == "ok" for key, (status, _) in statuses.items() if key in as_run), statuses
+    # against another version of the task an attempt may name what this one lacks: a
+    # solve error, never a timeout or a crash
+    assert {status for status, _ in statuses.values()} <= {"ok", "solve_error"}
 
 
-@pytest.mark.parametrize("attempt", ATTEMPTS, ids=lambda a: f"{a['config'][-22:]}/{a['task']}")
+@pytest.mark.parametrize("attempt", AS_RUN, ids=lambda a: f"{a['config'][-22:]}/{a['task']}")
 def test_the_law_verdict_is_the_harness_s(scored, attempt):
     row = scored[0][(attempt["config"], attempt["task"])]
     harness = all(attempt["harness_law_numeric_id_ood"])
@@ -50,7 +59,7 @@ def test_the_law_verdict_is_the_harness_s(scored, attempt):
 def test_each_probe_verdict_is_the_harness_s(scored):
     _, probes = scored
     judged = expected = 0
-    for attempt in ATTEMPTS:
+    for attempt in AS_RUN:
         harness = json.loads(attempt["harness_probes_numeric_id_ood"] or "{}")
         expected += len(harness)
         mine = probes.filter((pl.col("config") == attempt["config"]) & (pl.col("task") == attempt["task"]))
@@ -58,7 +67,7 @@ def test_each_probe_verdict_is_the_harness_s(scored):
             if row["probe"] in harness:
                 assert row["probe_equivalent"] is harness[row["probe"]], (attempt["task"], row)
                 judged += 1
-    assert judged == expected > 0
+    assert judged == expected >= 50
 
 
 def test_an_empty_reply_fails_its_probe_alone(scored):
