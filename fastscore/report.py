@@ -261,11 +261,14 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
     from fastscore.audit import harness_audit
     (out / AUDIT_FILE).unlink(missing_ok=True)
     audit = harness_audit(directory)
-    if audit is None:
+    if audit is None or not (audit.laws_compared or audit.probes_compared):
+        document.heading(2, "Audit against MechBench's harness")
+        document.text("This sweep carries no verdicts of MechBench's harness, so nothing is compared with them: "
+                      "no agreement or disagreement is claimed.")
         return
     document.heading(2, "Audit against MechBench's harness")
     laws, probes = audit.law_disagreements, audit.probe_disagreements
-    carried = (f"The run folders carried the harness's own verdicts for {audit.laws_compared} laws and "
+    carried = (f"The sweep carried the harness's own verdicts for {audit.laws_compared} laws and "
                f"{audit.probes_compared} probe answers.")
     if not (laws.height or probes.height):
         document.text(f"{carried} fastscore agrees with every one of them.")
@@ -294,6 +297,26 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
         out / AUDIT_FILE)
 
 
+def _published_section(document: _Document, directory: Path) -> None:
+    """P and M pooled over a configuration's runs, as MechBench's published tables count
+    them (``fastscore.published``): overall and by domain."""
+    path = directory / OUTPUT.published
+    if not path.is_file():
+        return
+    table = pl.read_parquet(path).filter(pl.col("variant") == "all")
+    if table.is_empty():
+        return
+    document.heading(2, "Published numeric rates (pooled over runs)")
+    document.text("P: the law numerically equivalent on both ID and OOD; M: every planned probe equivalent. "
+                  "passed / judged (unknown cells are left out of judged; planned = judged + missing), "
+                  "from fastscore's verdicts and, where the sweep carried them, the harness's records. "
+                  "By variant class in `published.parquet`.")
+    document.table(["source", "config", "domain", "measure", "rate", "passed / judged", "planned", "missing"],
+                   [[r["source"], r["config"], r["domain"], r["measure"],
+                     "—" if r["rate"] is None else f"{100 * r['rate']:.2f}%", f"{r['passed']} / {r['judged']}",
+                     str(r["planned"]), str(r["missing"])] for r in table.iter_rows(named=True)])
+
+
 def write_report(directory: str | Path, *, out: str | Path | None = None) -> Path:
     """Write ``report.md``, ``report.html`` and the PNG figures for the scored output
     ``directory`` into ``out`` (default ``directory/report``); return the report.md path.
@@ -315,6 +338,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _cost_section(document, scores)
     _tests_section(document, scores)
     _audit_section(document, directory, out)
+    _published_section(document, directory)
     _figures_section(document, strata, out)
     structure_section(document, directory, out)
     path = out / "report.md"

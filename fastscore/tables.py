@@ -39,6 +39,7 @@ class Outputs(NamedTuple):
     summary: str = "summary.parquet"
     strata: str = "strata.parquet"
     meta: str = "meta.json"
+    published: str = "published.parquet"
 
 
 OUTPUT = Outputs()
@@ -277,3 +278,14 @@ def strata(scores: pl.DataFrame) -> pl.DataFrame:
     out = pl.concat(frames, how="diagonal_relaxed")
     return out.select("config", "stratum", "value", pl.exclude("config", "stratum", "value")).sort(
         "config", "stratum", "value")
+
+
+# ------------------------------------------------- published numeric rates (fastscore.published)
+NUMERIC_SCHEMA = {"p_num": pl.Boolean, "m_num": pl.Boolean, "harness_p_num": pl.Boolean,
+                  "harness_m_num": pl.Boolean}
+"""P and M as MechBench's published tables count them, per attempt, from fastscore's
+verdicts and from the harness's records (null: unknown, out of the denominator)."""
+SCORE_SCHEMA.update(NUMERIC_SCHEMA)
+for _name, _label in (("p_num", "P num"), ("m_num", "M num"), ("harness_p_num", "P num (harness)"),
+                      ("harness_m_num", "M num (harness)")):
+    register_rate(Rate(_name, _label, pl.col(_name).mean(), True))  # over the judged cells (nulls left out)
