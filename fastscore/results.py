@@ -76,7 +76,8 @@ def _attempt_files(experiment: str) -> Iterator[tuple[str, os.DirEntry]]:
     for domain in _folders(experiment):
         for family in _folders(domain.path):
             for entry in _entries(family.path):
-                if entry.name.lower().endswith(".json") and not entry.is_dir(follow_symlinks=False):
+                if entry.name.lower().endswith(".json") and entry.name != SETUP \
+                        and not entry.is_dir(follow_symlinks=False):
                     yield domain.name, entry
 
 
