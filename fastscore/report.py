@@ -121,10 +121,17 @@ def _rate(row: dict, rate: str) -> str:
     return "—" if value is None else f"{value:.3f} ± {_number(row.get(f'{rate}_std'))}"
 
 
+def _shown_rates(frame: pl.DataFrame) -> list:
+    """The rates of a table: the harness's (``harness_*``) only where the sweep carried its records."""
+    return [r for r in RATES if not r.name.startswith("harness_")
+            or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
+
+
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in RATES)]
+    rates = _shown_rates(frame)
+    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in rates)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
-                             + [_rate(row, r.name) for r in RATES] for row in frame.iter_rows(named=True)])
+                             + [_rate(row, r.name) for r in rates] for row in frame.iter_rows(named=True)])
 
 
 # ---------------------------------------------------------------- sections
