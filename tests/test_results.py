@@ -285,6 +285,9 @@ def test_task_file_digests_accept_either_line_end(tmp_path):
     assert hashlib.sha256(b"a: 1\nb: 2\n").hexdigest() in digests
     assert hashlib.sha256(b"a: 1\nb: 3\n").hexdigest() not in digests
     assert task_file_digests(tmp_path / "none.yaml") == frozenset()
+    # a record in MechBench's Windows layout names the CRLF digest of the Original task file
+    assert "6ff62b75ddff021f17e5fbeb269b90c2f727dd698addd89cb84ad98b56e27d7c" in task_file_digests(
+        SAMPLE / "tasks" / "Allosteric Regulation - Original.yaml")
 
 
 # --- pooling as published -----------------------------------------------------------------------
