@@ -218,8 +218,8 @@ def test_a_results_tree_is_scored_with_bad_input_unknown_tasks_and_task_versions
                                          "error_type": "RuntimeError"})
     write_record(root, "m-r2", ORIGINAL, None, raw=b"\x00\x01 not json")
     write_record(root, "m-r2", "Toy Orbit - Variant 9", record("Toy Orbit - Variant 9"))
-    (root / "_summaries" / "x").mkdir(parents=True)
-    (root / "_summaries" / "x" / "summary_24.csv").write_text("id\n")
+    write_record(root / "_summaries", "x", VARIANT, record(VARIANT))  # derived tables, never attempts
+    (root / "m-r1" / "setup.json").write_text(json.dumps({"model": "m"}))
     scores, probes, meta, table = score(tasks, root, tmp_path / "out")
     got = {(r["run"], r["task"]): r for r in scores.iter_rows(named=True)}
     assert {k: v["status"] for k, v in got.items()} == {
@@ -383,3 +383,24 @@ def test_a_copy_of_a_sample_with_a_changed_task_file_is_marked(tmp_path):
     marked = dict(scores.select("task", "task_sha_mismatch").iter_rows())
     assert marked == {"Allosteric Regulation - Original": True, "Allosteric Regulation - Variant 1-2-3-4-5": False}
     assert meta["counts"]["task_sha_mismatches"] == 1
+
+
+def test_large_records_and_submissions_are_read(tmp_path):
+    big = record(VARIANT, submission=REFERENCE + "\n" + "# padding\n" * 15_000)  # about 150 KB
+    big["padding"] = "x" * 1_500_000  # a record over 1 MB
+    write_record(tmp_path, "x-r1", VARIANT, big)
+    (row,) = read_results(tmp_path)
+    assert row["read_error"] is None and row["mechanism"] == REFERENCE and row["harness_p_num"] is True
+
+
+def test_a_rescore_resumes_every_results_row(tasks, tmp_path):
+    root = tmp_path / "results"
+    write_record(root, "m-r1", VARIANT, record(VARIANT))
+    write_record(root, "m-r1", ORIGINAL, {"ok": False, "error": "No nonempty current submission"})
+    write_record(root, "m-r1", "Toy Orbit - Variant 9", record("Toy Orbit - Variant 9"))
+    first, _, _, _ = score(tasks, root, tmp_path / "out")
+    again, _, meta, _ = score(tasks, root, tmp_path / "out")
+    assert meta["counts"]["resumed_cells"] == 3 and meta["counts"]["scored_cells"] == 0
+    columns = ["run", "task", "status", "p_num", "harness_p_num", "harness_m_num"]
+    assert again.select(columns).rows() == first.select(columns).rows()
+    assert sorted(first["status"]) == ["missing", "no_task", "ok"]
