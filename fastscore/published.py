@@ -83,7 +83,7 @@ def published(scores: pl.DataFrame) -> pl.DataFrame:
     for source, (p_column, m_column) in SOURCES.items():
         if p_column not in base.columns:
             continue
-        rows = base.filter(pl.col("status") != "no_task") if source == "fastscore" else base
+        rows = base.filter(pl.col("status").ne_missing("no_task")) if source == "fastscore" else base
         if source == "harness" and rows.select(pl.col(p_column).is_not_null().any() |
                                                pl.col(m_column).is_not_null().any()).item() is not True:
             continue  # the sweep carried no harness records

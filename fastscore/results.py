@@ -159,9 +159,9 @@ def record_row(path: str, domain: str, relative: str) -> dict:
         row[f"harness_{prefix}_symbolic"] = _flag(scores.get("symbolically_equivalent"))
     row["harness_error_type"] = _short(data.get("error_type"))
     row.update(_provenance(data), **_usage(data))
-    items = [item for item in (evaluation or {}).get("mechanism_probes") or [] if isinstance(item, Mapping)
-             and isinstance(item.get("probe"), str)] if isinstance((evaluation or {}).get("mechanism_probes"),
-                                                                  list) else []
+    entries = (evaluation or {}).get("mechanism_probes")
+    items = [item for item in entries if isinstance(item, Mapping) and isinstance(item.get("probe"), str)] \
+        if isinstance(entries, list) else []
     replies = {item["probe"]: item["reply"] if isinstance(item.get("reply"), str) else None for item in items}
     row["probe_replies"] = json.dumps(replies, sort_keys=True, ensure_ascii=False) if replies else None
     probe_rows = {name: dict(columns) for name, columns in per_probe.items()}
@@ -247,16 +247,12 @@ def _planned(data: Mapping, evaluation: Mapping | None, items: list) -> int | No
 
 # --- the published counting policy ---------------------------------------------------------
 
-def _is_timeout(error: str) -> bool:
-    lowered = error.lower()
-    return "'timed_out': true" in lowered or '"timed_out": true' in lowered or "timed out" in lowered \
-        or "timeout" in lowered
-
-
 def _probe_decision(item: Mapping, columns: Mapping) -> tuple[bool | None, str]:
-    """A probe under the policy: its ID and OOD numeric verdicts when it ran; an answer
-    timeout or a validation error of the reply is wrong; a runner failure of another
-    kind ("... probe failed", no timeout) is unknown."""
+    """A probe under the policy: its ID and OOD numeric verdicts when it ran.  A failure
+    of the runner ("... probe failed: {...}") is an answer timeout when it says
+    ``'timed_out': True`` (wrong), else unknown (an agent or infrastructure failure);
+    any other error is the harness rejecting the reply (a validation error such as
+    "Expected one equality", or its own timeout): wrong."""
     ok = _flag(item.get("ok"))
     if ok is True:
         flags = (columns["harness_probe_id_numeric"], columns["harness_probe_ood_numeric"])
@@ -265,9 +261,9 @@ def _probe_decision(item: Mapping, columns: Mapping) -> tuple[bool | None, str]:
         return all(flags), "numeric ID and OOD"
     error = item.get("error") if isinstance(item.get("error"), str) else ""
     if ok is False and error:
-        if _is_timeout(error):
-            return False, "answer timeout"
         if re.search(r"probe failed", error, re.IGNORECASE):
+            if re.search(r"""['"]timed_out['"]\s*:\s*true""", error, re.IGNORECASE):
+                return False, "answer timeout"
             return None, "runner failure"
         return False, "validation error"
     return None, "no verdict"

@@ -133,7 +133,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     atomically(out / tables.OUTPUT.probes, parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / tables.OUTPUT.scores, out / tables.OUTPUT.probes)
     scores = tables.summary_columns(out / tables.OUTPUT.scores)
-    own = scores.filter(pl.col("status") != NO_TASK)  # fastscore's rates: the tasks it has
+    own = scores.filter(pl.col("status").ne_missing(NO_TASK))  # fastscore's rates: the tasks it has
     summary, strata = tables.summary(own), tables.strata(own)
     atomically(out / tables.OUTPUT.summary, summary.write_parquet)
     atomically(out / tables.OUTPUT.strata, strata.write_parquet)

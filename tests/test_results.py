@@ -150,6 +150,8 @@ def test_layouts_provenance_tokens_and_the_task_name(tmp_path):
     ({"probes": [probe("w", ok=False, error=TIMEOUT), probe("g")]}, (True, False)),  # answer timeout: wrong
     ({"probes": [probe("w", ok=False, error="Expected one equality: 'w is 3'"), probe("g")]}, (True, False)),
     ({"probes": [probe("w", ok=False, error=RUNNER), probe("g")]}, (True, None)),  # runner failure: unknown
+    ({"probes": [probe("w", ok=False, error="Evaluation timed out after 60 s"), probe("g")]}, (True, False)),
+    ({"probes": [probe("w", ok=False), probe("g")]}, (True, None)),  # failed without a word: unknown
     ({"probes": [probe("w")]}, (True, None)),  # one of two planned probes recorded: unknown
     ({"probes": [probe("w")], "probe_count": 1}, (True, True)),
     ({"probes": [probe("w", ok=True, numeric=(None, True)), probe("g")]}, (True, None)),
