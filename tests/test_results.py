@@ -250,6 +250,8 @@ def test_a_results_tree_is_scored_with_bad_input_unknown_tasks_and_task_versions
     # fastscore's rates count its own tasks only; the harness's pooled counts keep the no_task row
     summary = pl.read_parquet(tmp_path / "out" / "summary.parquet").row(0, named=True)
     assert summary["n_tasks"] == 2 and summary["harness_p_num"] == pytest.approx(0.5)  # run 2 judged none
+    strata = pl.read_parquet(tmp_path / "out" / "strata.parquet").filter(pl.col("stratum") == "variant_class")
+    assert dict(strata.select("value", "p_num").rows()) == {"multi": 1.0, "original": 0.0}  # no_task: not here
     cell = {(r["source"], r["measure"]): r for r in table.filter(
         (pl.col("domain") == "all") & (pl.col("variant") == "all")).iter_rows(named=True)}
     assert [cell[("harness", "P")][k] for k in ("passed", "judged", "planned", "missing")] == [2, 3, 5, 2]
