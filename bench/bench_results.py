@@ -102,21 +102,22 @@ def main(argv=None) -> int:
     wall = end_to_end(args.tasks, args.results, args.passes)
     cpu, n_rows = scoring(args.tasks, args.results, args.passes)
     e2e, own = statistics.median(wall), statistics.median(cpu)
+    source = args.results.relative_to(ROOT) if args.results.is_relative_to(ROOT) else args.results
+    wall_passes, cpu_passes = ", ".join(f"{t:.2f}" for t in wall), ", ".join(f"{t:.3f}" for t in cpu)
     lines = [
         "# The published results layer rescored",
         "",
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, "
         f"{platform.machine()}; `python bench/bench_results.py --passes {args.passes}`.",
         "",
-        f"{n_records} attempt records ({args.results.relative_to(ROOT) if args.results.is_relative_to(ROOT) else args.results}),"
-        f" {n_rows} scored in process.",
+        f"{n_records} attempt records ({source}), {n_rows} scored in process.",
         "",
         "| measure | seconds | harness / fastscore |",
         "|---|---:|---:|",
         f"| harness: sum of the records' `evaluation_seconds` | {harness:.2f} | 1 |",
-        f"| fastscore end to end (`score_sweep`, wall, median of {args.passes}; passes {', '.join(f'{t:.2f}' for t in wall)}) "
+        f"| fastscore end to end (`score_sweep`, wall, median of {args.passes}; passes {wall_passes}) "
         f"| {e2e:.2f} | {harness / e2e:.1f} |",
-        f"| fastscore scoring (`score_task`, CPU, median of {args.passes}; passes {', '.join(f'{t:.3f}' for t in cpu)}) "
+        f"| fastscore scoring (`score_task`, CPU, median of {args.passes}; passes {cpu_passes}) "
         f"| {own:.3f} | {harness / own:.0f} |",
         f"| per attempt: harness median / fastscore scoring | {statistics.median(recorded):.2f} / "
         f"{own / n_rows:.4f} | {statistics.median(recorded) / (own / n_rows):.0f} |",

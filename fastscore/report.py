@@ -140,7 +140,7 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     path = directory / OUTPUT.scores
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
-    scores = summary_columns(path).filter(pl.col("status").ne_missing("no_task"))  # fastscore's tables: the tasks it has
+    scores = summary_columns(path).filter(pl.col("status").ne_missing("no_task"))  # fastscore's own tasks
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
                                  for name in summary_inputs() if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / OUTPUT.summary) if (directory / OUTPUT.summary).is_file() \
