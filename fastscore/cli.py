@@ -156,8 +156,10 @@ def _score(args) -> int:
     summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments)
-    with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
-        print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in RATES)))
+    # the harness's rates only where the sweep carried its records
+    shown = [rate.name for rate in RATES if summary[rate.name].null_count() < summary.height]
+    with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=200):
+        print(summary.select("config", "n_tasks", "n_runs", *shown))
     print(f"wrote {args.out}/{', '.join(OUTPUT)}")
     return 0
 

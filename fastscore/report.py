@@ -121,10 +121,17 @@ def _rate(row: dict, rate: str) -> str:
     return "—" if value is None else f"{value:.3f} ± {_number(row.get(f'{rate}_std'))}"
 
 
+def _shown_rates(frame: pl.DataFrame) -> list:
+    """The rates of a table: the harness's (``harness_*``) only where the sweep carried its records."""
+    return [r for r in RATES if not r.name.startswith("harness_")
+            or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
+
+
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in RATES)]
+    rates = _shown_rates(frame)
+    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in rates)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
-                             + [_rate(row, r.name) for r in RATES] for row in frame.iter_rows(named=True)])
+                             + [_rate(row, r.name) for r in rates] for row in frame.iter_rows(named=True)])
 
 
 # ---------------------------------------------------------------- sections
@@ -133,7 +140,7 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, di
     path = directory / OUTPUT.scores
     if not path.is_file():
         raise ValueError(f"{directory}: no scores.parquet (not a fastscore output directory)")
-    scores = summary_columns(path)
+    scores = summary_columns(path).filter(pl.col("status").ne_missing("no_task"))  # fastscore's own tasks
     scores = scores.with_columns(pl.lit(None, dtype=SCORE_SCHEMA[name]).alias(name)
                                  for name in summary_inputs() if name not in scores.columns).drop_nulls(["config", "task"])
     summary = pl.read_parquet(directory / OUTPUT.summary) if (directory / OUTPUT.summary).is_file() \
@@ -261,11 +268,14 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
     from fastscore.audit import harness_audit
     (out / AUDIT_FILE).unlink(missing_ok=True)
     audit = harness_audit(directory)
-    if audit is None:
+    if audit is None or not (audit.laws_compared or audit.probes_compared):
+        document.heading(2, "Audit against MechBench's harness")
+        document.text("This sweep carries no verdicts of MechBench's harness, so nothing is compared with them: "
+                      "no agreement or disagreement is claimed.")
         return
     document.heading(2, "Audit against MechBench's harness")
     laws, probes = audit.law_disagreements, audit.probe_disagreements
-    carried = (f"The run folders carried the harness's own verdicts for {audit.laws_compared} laws and "
+    carried = (f"The sweep carried the harness's own verdicts for {audit.laws_compared} laws and "
                f"{audit.probes_compared} probe answers.")
     if not (laws.height or probes.height):
         document.text(f"{carried} fastscore agrees with every one of them.")
@@ -294,6 +304,26 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
         out / AUDIT_FILE)
 
 
+def _published_section(document: _Document, directory: Path) -> None:
+    """P and M pooled over a configuration's runs, as MechBench's published tables count
+    them (``fastscore.published``): overall and by domain."""
+    path = directory / OUTPUT.published
+    if not path.is_file():
+        return
+    table = pl.read_parquet(path).filter(pl.col("variant") == "all")
+    if table.is_empty():
+        return
+    document.heading(2, "Published numeric rates (pooled over runs)")
+    document.text("P: the law numerically equivalent on both ID and OOD; M: every planned probe equivalent. "
+                  "passed / judged (unknown cells are left out of judged; planned = judged + missing), "
+                  "from fastscore's verdicts and, where the sweep carried them, the harness's records. "
+                  "By variant class in `published.parquet`.")
+    document.table(["source", "config", "domain", "measure", "rate", "passed / judged", "planned", "missing"],
+                   [[r["source"], r["config"], r["domain"], r["measure"],
+                     "—" if r["rate"] is None else f"{100 * r['rate']:.2f}%", f"{r['passed']} / {r['judged']}",
+                     str(r["planned"]), str(r["missing"])] for r in table.iter_rows(named=True)])
+
+
 def write_report(directory: str | Path, *, out: str | Path | None = None) -> Path:
     """Write ``report.md``, ``report.html`` and the PNG figures for the scored output
     ``directory`` into ``out`` (default ``directory/report``); return the report.md path.
@@ -315,6 +345,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _cost_section(document, scores)
     _tests_section(document, scores)
     _audit_section(document, directory, out)
+    _published_section(document, directory)
     _figures_section(document, strata, out)
     structure_section(document, directory, out)
     path = out / "report.md"

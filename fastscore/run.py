@@ -42,6 +42,8 @@ from fastscore.executors.base import Executor, WorkUnit
 from fastscore.parts import PartStore, atomically
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.published import numeric_columns, published
+from fastscore.results import NO_TASK, no_task_row, triage
 from fastscore.runs import ExperimentNames
 from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
 
@@ -61,6 +63,10 @@ class _Tally:
     duplicates: int = 0
     unlabelled: int = 0  # rows without a config or task: skipped
     unread: list = field(default_factory=list)  # rows of a tree whose files were not read: (row, reason)
+    set_aside: list = field(default_factory=list)  # results-layer rows not scored: no_task / missing rows
+    task_digests: dict = field(default_factory=dict)  # task file -> its sha256 digests (fastscore.results)
+    task_sha_mismatch: int = 0
+    no_task: Counter = field(default_factory=Counter)  # results-layer attempts of tasks not in the problem set
 
 
 class OutputBusy(ValueError):
@@ -106,6 +112,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
             bar.update(len(score_rows))
         parts.add([tables.failed_row(row, by_task[row["task"]], status="parse_error", error=reason)
                    for row, reason in tally.unread], [])
+        parts.add(tally.set_aside, [])
         parts.flush()
     except KeyboardInterrupt:
         parts.flush()  # Ctrl-C: the rows scored so far are kept for the rerun
@@ -121,18 +128,22 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     # the tables are streamed from the parts to disk; only the columns the summary
     # needs are loaded, so the end of a large sweep holds no full copy of its rows
     missing = tables.frame(_missing_rows(by_task, tally), tables.SCORE_SCHEMA)
-    atomically(out / tables.OUTPUT.scores, parts.scan("scores", tally.cells, extra=missing).sink_parquet)
+    scan = parts.scan("scores", tally.cells, extra=missing)
+    atomically(out / tables.OUTPUT.scores, scan.with_columns(numeric_columns(scan.collect_schema())).sink_parquet)
     atomically(out / tables.OUTPUT.probes, parts.scan("probes", tally.cells).sink_parquet)
     parts.compact(out / tables.OUTPUT.scores, out / tables.OUTPUT.probes)
     scores = tables.summary_columns(out / tables.OUTPUT.scores)
-    summary, strata = tables.summary(scores), tables.strata(scores)
+    own = scores.filter(pl.col("status").ne_missing(NO_TASK))  # fastscore's rates: the tasks it has
+    summary, strata = tables.summary(own), tables.strata(own)
     atomically(out / tables.OUTPUT.summary, summary.write_parquet)
     atomically(out / tables.OUTPUT.strata, strata.write_parquet)
+    atomically(out / tables.OUTPUT.published, published(_published_columns(out / tables.OUTPUT.scores)).write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
                  problems_sha256=state["problems_sha256"])
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / tables.OUTPUT.scores)
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
+    meta["counts"]["task_sha_mismatches"] = tally.task_sha_mismatch
     meta["warnings"] = _warnings(tally, mixed, sorted(set(experiments.unread)))
     for warning in meta["warnings"]:
         print(f"fastscore: warning: {warning}", file=sys.stderr)
@@ -188,7 +199,22 @@ def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Seque
     if tally.unread:
         warnings.append(f"{len(tally.unread)} submission folder(s) with files that were not read "
                         f"(e.g. {tally.unread[0][1]}): parse_error rows")
+    if tally.no_task:
+        warnings.append(f"{sum(tally.no_task.values())} attempt(s) name a task not in the problem set "
+                        f"(e.g. {next(iter(tally.no_task))!r}): "
+                        "kept as no_task rows with the harness's columns only, left out of fastscore's rates")
+    if tally.task_sha_mismatch:
+        warnings.append(f"{tally.task_sha_mismatch} attempt(s) ran against another version of their task file "
+                        "(task_sha_mismatch)")
     return warnings
+
+
+def _published_columns(path: Path) -> pl.DataFrame:
+    """The score columns the pooled published table reads (``fastscore.published``)."""
+    schema = pl.read_parquet_schema(path)
+    wanted = ("config", "run", "task", "status", "domain", "n_mutations", "results_domain", "harness_posthoc",
+              "p_num", "m_num", "harness_p_num", "harness_m_num")
+    return pl.read_parquet(path, columns=[name for name in wanted if name in schema])
 
 
 def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
@@ -205,7 +231,25 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
                 continue
             tally.config_runs.add(cell[:2])
             unread = row.pop(READ_ERROR, None)
-            if row["task"] not in by_task:
+            aside = None
+            if "result_file" in row and cell not in tally.cells:  # a results-layer attempt (fastscore.results)
+                aside = triage(row, by_task, tally.task_digests, unread=unread)
+                tally.task_sha_mismatch += bool(row.get("task_sha_mismatch"))
+            if aside is not None:
+                if aside == NO_TASK:
+                    tally.unknown_tasks[row["task"]] += 1
+                    tally.no_task[row["task"]] += 1
+                sha = tally.cells[cell] = submission_sha(row)
+                if done.get(cell) == sha:
+                    tally.resumed += 1
+                elif aside == NO_TASK:
+                    tally.set_aside.append({**no_task_row(row), "submission_sha": sha})
+                else:
+                    reason = row.get("harness_error")
+                    tally.set_aside.append(tables.failed_row(
+                        {**row, "submission_sha": sha}, by_task[row["task"]], status="missing",
+                        error="the record has no submission" + (f" ({reason})" if reason else "")))
+            elif row["task"] not in by_task:
                 tally.unknown_tasks[row["task"]] += 1
             elif cell in tally.cells:
                 tally.duplicates += 1

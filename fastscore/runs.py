@@ -7,8 +7,8 @@ replies ``probe/<NNN>-<probe>/reply.txt`` and the harness's own ``performance.js
 experiment folder ``DIR/<task_name>/``) into sweep rows:
 
 - ``config`` / ``run`` from ``exp_name`` (`ExperimentNames`): by default a name ending in
-  ``_`` or ``-``, then ``run``, ``seed`` or ``rep``, then a number (``gpt-4_run2``,
-  ``codex-seed-3``) is that config and run, and any other name is a config of its own,
+  ``_`` or ``-``, then ``run``, ``seed``, ``rep`` or ``r``, then a number (``gpt-4_run2``,
+  ``codex-seed-3``, ``glm-coreset-r2``) is that config and run, and any other name is a config of its own,
   run 0; a pattern such as ``{config}_run{run}`` or a mapping file says otherwise;
 - ``task`` = the task folder's name (MechBench writes ``task_name`` there);
 - ``mechanism`` = ``submission.txt`` without comments; ``probe_replies`` = a JSON object
@@ -38,7 +38,7 @@ import polars as pl
 from fastscore.sweep import (MAX_FILE_BYTES, PROBES_FILE, READ_ERROR, ROW_SCHEMA, SUBMISSION_FILE, TREE, SweepReader,
                              register_sweep_reader)
 
-__all__ = ["ExperimentNames", "is_run_tree", "read_runs", "submission_text"]
+__all__ = ["ExperimentNames", "harness_verdicts", "is_run_tree", "read_runs", "submission_text"]
 
 PERFORMANCE = "performance.json"
 PROBE_FOLDERS = ("probe", "probes")  # the harness's newer and older names
@@ -46,7 +46,7 @@ REPLY = "reply.txt"
 DATA_FOLDER = "dataest"  # the harness's copy of the task data (sic)
 MAX_PERFORMANCE_BYTES = 16 << 20
 _PROBE_FOLDER = re.compile(r"(\d+)-(.+)")
-_DEFAULT_NAME = re.compile(r"(?P<config>.+?)[_-](?:run|seed|rep)[_-]?(?P<run>\d+)")
+_DEFAULT_NAME = re.compile(r"(?P<config>.+?)[_-](?:run|seed|rep|r)[_-]?(?P<run>\d+)")
 HARNESS_COLUMNS = ("harness_ok", "harness_error", "harness_p_ok", "harness_p_equivalent", "harness_train_numeric",
                    "harness_id_numeric", "harness_ood_numeric", "harness_m_correct")
 HARNESS_PROBE_COLUMNS = ("harness_probe_ok", "harness_probe_equivalent", "harness_probe_error")
@@ -250,21 +250,32 @@ def _seconds(value) -> float | None:
 
 def _performance(folder: str) -> tuple[dict, dict]:
     """The harness's own verdicts and timings from ``performance.json``."""
-    row = dict.fromkeys(HARNESS_COLUMNS)
-    row.update(agent_seconds=None, evaluation_seconds=None)
     text, error = _read(os.path.join(folder, PERFORMANCE), MAX_PERFORMANCE_BYTES)
     if text is None:
+        row = harness_verdicts({})[0]
+        row["harness_ok"] = None
         if error != f"no {PERFORMANCE}":
             row["harness_error"] = error
         return row, {}
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
+        row = harness_verdicts({})[0]
         row["harness_error"] = f"performance.json is not JSON: {getattr(exc, 'msg', 'nested too deeply')}"
         return row, {}
     if not isinstance(data, Mapping):
+        row = harness_verdicts({})[0]
         row["harness_error"] = "performance.json is not a JSON object"
         return row, {}
+    return harness_verdicts(data)
+
+
+def harness_verdicts(data: Mapping) -> tuple[dict, dict]:
+    """The harness's verdicts and timings of one ``performance.json`` object (also the
+    core of a published results-layer record, ``fastscore.results``): the row's
+    ``HARNESS_COLUMNS``, ``agent_seconds`` and ``evaluation_seconds``, and per probe
+    ``HARNESS_PROBE_COLUMNS``.  Missing or mistyped fields give nulls."""
+    row = dict.fromkeys(HARNESS_COLUMNS)
     row.update(harness_ok=_flag(data.get("ok")), agent_seconds=_seconds(data.get("agent_seconds")),
                evaluation_seconds=_seconds(data.get("evaluation_seconds")))
     evaluation = data.get("evaluation") if isinstance(data.get("evaluation"), Mapping) else {}

@@ -39,6 +39,7 @@ class Outputs(NamedTuple):
     summary: str = "summary.parquet"
     strata: str = "strata.parquet"
     meta: str = "meta.json"
+    published: str = "published.parquet"
 
 
 OUTPUT = Outputs()
@@ -47,9 +48,10 @@ Status = Literal["ok", "parse_error", "solve_error", "eval_error", "timeout", "m
 STATUSES: tuple[Status, ...] = get_args(Status)
 SubmissionKind = Literal["phenomenal", "mechanism"]
 """The ``kind`` of a score row: what was scored (null when nothing parsed)."""
-STRATA = ("domain", "family", "n_mutations", "variant_only")
+STRATA = ("domain", "family", "n_mutations", "variant_only", "variant_class")
 STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
-                  "variant_only": "Variants only (n_mutations > 0)"}
+                  "variant_only": "Variants only (n_mutations > 0)",
+                  "variant_class": "Original / one mutation / several mutations"}
 
 
 @dataclass(frozen=True)
@@ -262,8 +264,10 @@ def stratum_rows(strata: pl.DataFrame, name: str) -> pl.DataFrame:
 def strata(scores: pl.DataFrame) -> pl.DataFrame:
     """The summary's rates by config × stratum (long format: ``stratum``, ``value``)."""
     frames = []
+    from fastscore.published import variant_class
     with_variant = scores.with_columns(
-        pl.when(pl.col("n_mutations") > 0).then(pl.lit("variant")).otherwise(None).alias("variant_only"))
+        pl.when(pl.col("n_mutations") > 0).then(pl.lit("variant")).otherwise(None).alias("variant_only"),
+        variant_class(pl.col("n_mutations")).alias("variant_class"))
     for stratum in STRATA:
         sub = with_variant.filter(pl.col(stratum).is_not_null())
         if sub.is_empty():
@@ -277,3 +281,14 @@ def strata(scores: pl.DataFrame) -> pl.DataFrame:
     out = pl.concat(frames, how="diagonal_relaxed")
     return out.select("config", "stratum", "value", pl.exclude("config", "stratum", "value")).sort(
         "config", "stratum", "value")
+
+
+# ------------------------------------------------- published numeric rates (fastscore.published)
+NUMERIC_SCHEMA = {"p_num": pl.Boolean, "m_num": pl.Boolean, "harness_p_num": pl.Boolean,
+                  "harness_m_num": pl.Boolean}
+"""P and M as MechBench's published tables count them, per attempt, from fastscore's
+verdicts and from the harness's records (null: unknown, out of the denominator)."""
+SCORE_SCHEMA.update(NUMERIC_SCHEMA)
+for _name, _label in (("p_num", "P num"), ("m_num", "M num"), ("harness_p_num", "P num (harness)"),
+                      ("harness_m_num", "M num (harness)")):
+    register_rate(Rate(_name, _label, pl.col(_name).mean(), True))  # over the judged cells (nulls left out)

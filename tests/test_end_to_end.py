@@ -93,7 +93,7 @@ def test_extra_columns_are_carried_through(scored):
 
 def test_strata_by_domain_family_mutations_and_variant(scored):
     strata = pl.read_parquet(scored / "strata.parquet")
-    assert set(strata["stratum"]) == {"domain", "family", "n_mutations", "variant_only"}
+    assert set(strata["stratum"]) == {"domain", "family", "n_mutations", "variant_only", "variant_class"}
     variant = strata.filter((pl.col("config") == "oracle") & (pl.col("stratum") == "variant_only"))
     assert variant["n_tasks"].to_list() == [1] and variant["sa_p"].to_list() == [1.0]
 
