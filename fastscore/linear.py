@@ -246,6 +246,8 @@ def _pivot_flags(numeric: _Values, i: int) -> dict[str, tuple[bool, bool]]:
     flags = numeric.pivots.get(i)
     if flags is None:
         row = numeric.coefficients[i]
+        if not row:  # every entry eliminated: the row fixes nothing (`_singular_reason`)
+            return {}
         largest = np.max([np.abs(v) for v in row.values()], axis=0)
         flags = numeric.pivots[i] = {j: (_usable(numeric, i, j), not np.all(np.abs(v) >= THRESHOLD * largest))
                                      for j, v in row.items()}
