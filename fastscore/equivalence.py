@@ -24,12 +24,12 @@ The ladder, for one pair:
    re-check of them (an exact argument holds at every point).  Two values that disagree there but are
    both rounding residues of an exact zero (each shrinks by at least half the digits
    when re-evaluated at twice the precision) agree: a region where both sides vanish
-   is not a counterexample.  Nor is a point where both sides are zero within their
-   *tolerance bands* (`_Bands`) and one of them exactly zero: where a side's terms
-   cancel, its value is judged
-   against the size of those terms, not against the value itself, so a constant
-   within ``rtol`` (a decimal ``4.8076923076923e-05`` for ``1/20800`` in a clamp that
-   cancels to 0) is not a counterexample.  Points undefined on both sides in float64
+   is not a counterexample.  Nor is a point where one side is exactly zero and both
+   are zero within their *tolerance bands* (`_Bands`): where a side's terms cancel,
+   its value is judged against the size of those terms, not against the value
+   itself, so a constant within ``rtol`` (a decimal ``4.8076923076923e-05`` for
+   ``1/20800`` in a clamp that cancels to 0) is not a counterexample.  Points
+   undefined on both sides in float64
    are sampled (``invalid_samples``); if any of them is defined at high precision (an
    overflow), all of them are re-checked.  A confirmed disagreement, or a point
    defined on one side only, gives ``different`` with the point as counterexample.
@@ -335,14 +335,15 @@ def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points:
             return index, a, b  # defined on one side only
         margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
         if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
-            if bands is not None and bands.zero(index, a, b):
-                continue
+            if bands is not None and (abs(a) <= CERTAINTY * ea or abs(b) <= CERTAINTY * eb) \
+                    and bands.zero(index, a, b):
+                continue  # one side may be exactly 0: left to the high-precision test
             return index, a, b
     return None
 
 
 class _Bands:
-    """The tolerance band of each side, at every point (computed on first use): how far
+    """The tolerance band of each side, at a point (computed on first use there): how far
     its value may move when each of its constants moves by ``rtol`` (relative), from
     ``kernels.bounds.evaluate_bounded(..., constant_rtol=rtol)``.  Where a side's terms
     cancel, the band is ``rtol`` times the size of the cancelling terms (carried through
@@ -350,31 +351,33 @@ class _Bands:
     residue of a constant off by 1e-15 on the other.  Such a point, where one side is
     exactly zero and both are zero within their bands, is no counterexample
     (`_Recheck._zero_within_bands`); the float64 certificate (`_separated`) leaves every
-    point where both are zero within their bands to that high-precision test.  A side
+    point where one side may be 0 and both are zero within their bands to that
+    high-precision test.  A side
     with no expression or no known band there (``inf``) never qualifies."""
 
     def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, rtol: float):
         self.sides, self.domain, self.rtol = (candidate, reference), domain, rtol
-        self._bands: list[np.ndarray] | None = None
+        self._tapes: list | None = None
+        self._bands: dict[int, tuple[float, float]] = {}
 
-    def _compute(self) -> list[np.ndarray]:
-        if self._bands is None:
-            columns = np.arange(self.domain.points.shape[1])
-            bands = []
-            for side in self.sides:
-                if side.expr is None:
-                    bands.append(np.full(columns.size, np.inf))
-                    continue
-                tape = side.tape if side.tape is not None else compile_tape(side.expr, self.domain.names)
-                bands.append(evaluate_bounded(tape, self.domain.points, columns, constant_rtol=self.rtol)[1])
-            self._bands = bands
-        return self._bands
+    def _at(self, index: int) -> tuple[float, float]:
+        """The two bands at point ``index`` (evaluated on first use)."""
+        if index not in self._bands:
+            if self._tapes is None:
+                self._tapes = [None if side.expr is None else side.tape if side.tape is not None
+                               else compile_tape(side.expr, self.domain.names) for side in self.sides]
+            column = np.array([index])
+            self._bands[index] = tuple(
+                math.inf if tape is None else
+                float(evaluate_bounded(tape, self.domain.points, column, constant_rtol=self.rtol)[1][0])
+                for tape in self._tapes)
+        return self._bands[index]
 
     def zero(self, index: int, a: float, b: float) -> bool:
         """Both sides (values ``a``, ``b`` at point ``index``) are zero within their bands."""
         if self.rtol <= 0.0:
             return False
-        band_a, band_b = (float(band[index]) for band in self._compute())
+        band_a, band_b = self._at(index)
         return math.isfinite(band_a) and math.isfinite(band_b) and abs(a) <= band_a and abs(b) <= band_b
 
 
