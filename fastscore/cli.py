@@ -159,7 +159,7 @@ def _score(args) -> int:
     summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments, strict=args.strict)
-    with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=400, float_precision=3, tbl_hide_dataframe_shape=True):
         print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in RATES)))
     print(f"wrote {args.out}/{', '.join(OUTPUT)}")
     return 0
