@@ -7,6 +7,23 @@ the harness's law verdict (``symbolically_equivalent``) differs from fastscore's
 ``symbolically_equivalent``) differs from ``probe_equivalent``, each with both verdicts
 and fastscore's evidence: its provenance, reason (the proof rule for ``proven``) and
 counterexample (for ``different``).
+
+Each disagreement has a ``kind`` (`DISAGREEMENTS`, one expression `law_kind` /
+`probe_kind` per table), which says why the two differ:
+
+- ``error``: one side could not judge (fastscore's row is not ``ok`` or has no
+  verdict; the harness reported an error or ``ok: false``);
+- ``constants_within_rtol``: fastscore ``numeric`` (equal within ``rtol``, not
+  exactly), the harness not symbolically equivalent, and numerically equivalent on
+  every split it reports (the agent's own physical constants, ``R = 8.31446261815324``
+  for ``8.314462618``);
+- ``domain``: the sides differ where one is undefined (fastscore's counterexample is
+  defined on one side only, or it is ``undecided``), or fastscore ``numeric`` while the
+  harness's data says numerically different;
+- ``proof``: fastscore ``proven`` (an exact identity) and the harness not symbolically
+  equivalent;
+- ``structure``: fastscore ``different`` (a counterexample) and the harness equivalent:
+  a different formula.
 """
 from __future__ import annotations
 
@@ -18,10 +35,17 @@ import polars as pl
 from fastscore.runs import HARNESS_PROBE_COLUMNS
 from fastscore.tables import OUTPUT
 
-__all__ = ["Audit", "harness_audit"]
+__all__ = ["Audit", "DISAGREEMENTS", "harness_audit", "law_kind", "probe_kind"]
+
+DISAGREEMENTS = ("error", "constants_within_rtol", "domain", "proof", "structure")
+"""The kinds of disagreement, in report order (see module doc)."""
+ONE_SIDE = "defined at the counterexample on one side only"
+"""The reason fastscore gives for a counterexample defined on one side only
+(``fastscore.equivalence``)."""
 
 LAW_COLUMNS = ("config", "run", "task", "p_equivalent", "p_verdict", "p_reason", "p_counterexample", "status",
-               "error", "harness_p_equivalent", "harness_error")
+               "error", "harness_p_equivalent", "harness_error", "harness_p_ok", "harness_train_numeric",
+               "harness_id_numeric", "harness_ood_numeric")
 PROBE_COLUMNS = ("config", "run", "task", "probe", "probe_equivalent", "probe_verdict", "probe_reason",
                  "probe_counterexample", *HARNESS_PROBE_COLUMNS)
 
@@ -34,6 +58,52 @@ class Audit:
     law_disagreements: pl.DataFrame
     probes_compared: int
     probe_disagreements: pl.DataFrame
+
+    def kind_counts(self) -> dict[str, tuple[int, int]]:
+        """Per disagreement kind (in `DISAGREEMENTS` order, only those that occur): the
+        number of (laws, probe answers) of that kind."""
+        counts = {}
+        for kind in DISAGREEMENTS:
+            laws, probes = (int((frame["kind"] == kind).sum()) if frame.height else 0
+                            for frame in (self.law_disagreements, self.probe_disagreements))
+            if laws or probes:
+                counts[kind] = (laws, probes)
+        return counts
+
+
+def _kind(verdict: pl.Expr, reason: pl.Expr, failed: pl.Expr, numerically_different: pl.Expr) -> pl.Expr:
+    """The disagreement kind (module doc) from fastscore's verdict and reason, whether
+    either side failed to judge, and whether the harness's data says the sides differ."""
+    return (pl.when(failed | verdict.is_null()).then(pl.lit("error"))
+            .when(verdict == "undecided").then(pl.lit("domain"))
+            .when((verdict == "different") & reason.fill_null("").str.contains(ONE_SIDE, literal=True))
+            .then(pl.lit("domain"))
+            .when(verdict == "different").then(pl.lit("structure"))
+            .when(verdict == "proven").then(pl.lit("proof"))
+            .when(numerically_different).then(pl.lit("domain"))
+            .otherwise(pl.lit("constants_within_rtol")))
+
+
+def _column(frame_columns, name: str, default) -> pl.Expr:
+    return pl.col(name) if name in frame_columns else pl.lit(default)
+
+
+def law_kind(columns) -> pl.Expr:
+    """The ``kind`` of a law disagreement, from the score columns at hand (``columns``)."""
+    failed = ((_column(columns, "status", "ok").fill_null("ok") != "ok").fill_null(False)
+              | _column(columns, "harness_p_ok", None).cast(pl.Boolean).not_().fill_null(False)
+              | _column(columns, "harness_error", None).cast(pl.Utf8).is_not_null())
+    numeric = [c for c in ("harness_train_numeric", "harness_id_numeric", "harness_ood_numeric") if c in columns]
+    different = pl.any_horizontal([pl.col(c).not_().fill_null(False) for c in numeric]) if numeric else pl.lit(False)
+    return _kind(pl.col("p_verdict"), _column(columns, "p_reason", None).cast(pl.Utf8), failed, different)
+
+
+def probe_kind(columns) -> pl.Expr:
+    """The ``kind`` of a probe disagreement, from the probe columns at hand."""
+    failed = (_column(columns, "harness_probe_ok", None).cast(pl.Boolean).not_().fill_null(False)
+              | _column(columns, "harness_probe_error", None).cast(pl.Utf8).is_not_null())
+    return _kind(pl.col("probe_verdict"), _column(columns, "probe_reason", None).cast(pl.Utf8), failed,
+                 pl.lit(False))
 
 
 def _columns(path: Path, wanted) -> list[str] | None:
@@ -51,14 +121,17 @@ def harness_audit(directory: str | Path) -> Audit | None:
         return None
     laws = pl.read_parquet(scores_path, columns=law_columns).filter(pl.col("harness_p_equivalent").is_not_null())
     law_disagreements = laws.filter(pl.col("p_equivalent").fill_null(False) != pl.col("harness_p_equivalent"))
+    law_disagreements = law_disagreements.with_columns(law_kind(law_disagreements.columns).alias("kind"))
     probes = pl.DataFrame()
-    probe_disagreements = pl.DataFrame(schema={name: pl.Utf8 for name in PROBE_COLUMNS})
+    probe_disagreements = pl.DataFrame(schema={name: pl.Utf8 for name in (*PROBE_COLUMNS, "kind")})
     probe_columns = _columns(probes_path, PROBE_COLUMNS) if probes_path.is_file() else None
     if probe_columns is not None and "harness_probe_equivalent" in probe_columns:
         probes = pl.read_parquet(probes_path, columns=probe_columns).filter(
             pl.col("harness_probe_equivalent").is_not_null())
         probe_disagreements = probes.filter(
             pl.col("probe_equivalent").fill_null(False) != pl.col("harness_probe_equivalent"))
+        probe_disagreements = probe_disagreements.with_columns(
+            probe_kind(probe_disagreements.columns).alias("kind"))
     return Audit(laws.height, law_disagreements.sort("config", "run", "task"), probes.height,
                  probe_disagreements.sort("config", "run", "task", "probe") if probe_disagreements.height else
                  probe_disagreements)

@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="MechBench run folders: how experiment names give config and run, e.g. '{config}_run{run}'")
     names.add_argument("--exp-map", type=Path, metavar="FILE",
                        help="MechBench run folders: a CSV/TSV file of 'exp_name,config[,run]' rows")
+    score.add_argument("--strict", action="store_true",
+                       help="stop (exit 2) when sweep rows name a task that is not in the problem set "
+                            "(default: skip them with a warning)")
     _add_settings(score, [s.name for s in scalar_settings()])
     score.set_defaults(handler=_score)
 
@@ -155,10 +158,10 @@ def _score(args) -> int:
                    else ExperimentNames(pattern=args.exp_pattern))
     summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
-                          experiments=experiments)
+                          experiments=experiments, strict=args.strict)
     # the harness's rates only where the sweep carried its records
     shown = [rate.name for rate in RATES if summary[rate.name].null_count() < summary.height]
-    with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True, tbl_width_chars=200):
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=400, float_precision=3, tbl_hide_dataframe_shape=True):
         print(summary.select("config", "n_tasks", "n_runs", *shown))
     print(f"wrote {args.out}/{', '.join(OUTPUT)}")
     return 0

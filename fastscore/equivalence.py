@@ -24,7 +24,12 @@ The ladder, for one pair:
    re-check of them (an exact argument holds at every point).  Two values that disagree there but are
    both rounding residues of an exact zero (each shrinks by at least half the digits
    when re-evaluated at twice the precision) agree: a region where both sides vanish
-   is not a counterexample.  Points undefined on both sides in float64
+   is not a counterexample.  Nor is a point where one side is exactly zero and both
+   are zero within their *tolerance bands* (`_Bands`): where a side's terms cancel,
+   its value is judged against the size of those terms, not against the value
+   itself, so a constant within ``rtol`` (a decimal ``4.8076923076923e-05`` for
+   ``1/20800`` in a clamp that cancels to 0) is not a counterexample.  Points
+   undefined on both sides in float64
    are sampled (``invalid_samples``); if any of them is defined at high precision (an
    overflow), all of them are re-checked.  A confirmed disagreement, or a point
    defined on one side only, gives ``different`` with the point as counterexample.
@@ -203,6 +208,7 @@ class _Recheck:
         self.domain, self.settings = domain, settings
         self.proof = proof
         self._rng = None
+        self.bands = _Bands(candidate, reference, domain, settings.rtol)
 
     @property
     def rng(self) -> np.random.Generator:
@@ -258,7 +264,8 @@ class _Recheck:
     def _certified(self, points: np.ndarray) -> Verdict | None:
         """``different`` at the first of ``points`` where the sides provably disagree
         beyond ``rtol``, or None."""
-        separated = _separated(self.candidate, self.reference, self.domain, points, rtol=self.settings.rtol)
+        separated = _separated(self.candidate, self.reference, self.domain, points, rtol=self.settings.rtol,
+                               bands=self.bands)
         return None if separated is None else _different(*separated, self.domain)
 
     def _certified_where_finite(self, unreliable: np.ndarray, top: np.ndarray) -> Verdict | None:
@@ -284,11 +291,23 @@ class _Recheck:
                 continue
             defined = True
             if math.isfinite(va) and math.isfinite(vb) and (
-                    agrees(va, vb, rtol=rtol) or self._both_vanish(point, va, vb, digits)):
+                    agrees(va, vb, rtol=rtol) or self._both_vanish(point, va, vb, digits)
+                    or self._zero_within_bands(index, point, va, vb, digits)):
                 valid += 1
                 continue
             return _different(index, va, vb, self.domain)
         return valid, defined
+
+    def _zero_within_bands(self, index: int, point: Mapping[str, float], va: float, vb: float, digits: int) -> bool:
+        """One side is exactly zero at ``point`` (0.0, or a rounding residue of 0 as in
+        `_both_vanish`) and both are zero within their tolerance bands (`_Bands`): the
+        other side's value is what its constants, each within ``rtol``, leave of terms
+        that cancel.  Two non-zero values (``1 - cos(x)`` against ``2*(1 - cos(x))`` at a
+        tiny ``x``) are judged by the relative rule alone."""
+        if not self.bands.zero(index, va, vb):
+            return False
+        return any(value == 0.0 or _residue(value, side.mp.value(point, digits=2 * digits), digits)
+                   for value, side in ((va, self.candidate), (vb, self.reference)))
 
     def _both_vanish(self, point: Mapping[str, float], va: float, vb: float, digits: int) -> bool:
         """Both sides are exactly zero at ``point``: what ``digits`` digits give is a rounding
@@ -299,12 +318,13 @@ class _Recheck:
 
 
 def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points: np.ndarray, *,
-               rtol: float) -> tuple[int, float, float] | None:
+               rtol: float, bands: _Bands | None = None) -> tuple[int, float, float] | None:
     """The first of ``points`` where the exact values of the two sides differ by more
     than ``rtol`` (relative), or exist on one side only, as the float64 error bounds
     prove: (point, candidate value, reference value); None if no point is proven so (or
     bounds are missing).  With ``rtol=0``: a point where the sides are provably not
-    exactly equal."""
+    exactly equal.  A point where both sides are zero within their tolerance ``bands``
+    is not a difference beyond ``rtol``."""
     tape, errors = candidate.tape, reference.errors
     if tape is None or errors is None or not points.size:
         return None
@@ -315,8 +335,50 @@ def _separated(candidate: Quantity, reference: Quantity, domain: Domain, points:
             return index, a, b  # defined on one side only
         margin = CERTAINTY * (ea + eb)  # inf when either bound is unknown
         if abs(a - b) - margin > rtol * (max(abs(a), abs(b)) + margin):
+            if bands is not None and (abs(a) <= CERTAINTY * ea or abs(b) <= CERTAINTY * eb) \
+                    and bands.zero(index, a, b):
+                continue  # one side may be exactly 0: left to the high-precision test
             return index, a, b
     return None
+
+
+class _Bands:
+    """The tolerance band of each side, at a point (computed on first use there): how far
+    its value may move when each of its constants moves by ``rtol`` (relative), from
+    ``kernels.bounds.evaluate_bounded(..., constant_rtol=rtol)``.  Where a side's terms
+    cancel, the band is ``rtol`` times the size of the cancelling terms (carried through
+    what follows), while its value may be far smaller: exactly 0 on one side and a
+    residue of a constant off by 1e-15 on the other.  Such a point, where one side is
+    exactly zero and both are zero within their bands, is no counterexample
+    (`_Recheck._zero_within_bands`); the float64 certificate (`_separated`) leaves every
+    point where one side may be 0 and both are zero within their bands to that
+    high-precision test.  A side
+    with no expression or no known band there (``inf``) never qualifies."""
+
+    def __init__(self, candidate: Quantity, reference: Quantity, domain: Domain, rtol: float):
+        self.sides, self.domain, self.rtol = (candidate, reference), domain, rtol
+        self._tapes: list | None = None
+        self._bands: dict[int, tuple[float, float]] = {}
+
+    def _at(self, index: int) -> tuple[float, float]:
+        """The two bands at point ``index`` (evaluated on first use)."""
+        if index not in self._bands:
+            if self._tapes is None:
+                self._tapes = [None if side.expr is None else side.tape if side.tape is not None
+                               else compile_tape(side.expr, self.domain.names) for side in self.sides]
+            column = np.array([index])
+            self._bands[index] = tuple(
+                math.inf if tape is None else
+                float(evaluate_bounded(tape, self.domain.points, column, constant_rtol=self.rtol)[1][0])
+                for tape in self._tapes)
+        return self._bands[index]
+
+    def zero(self, index: int, a: float, b: float) -> bool:
+        """Both sides (values ``a``, ``b`` at point ``index``) are zero within their bands."""
+        if self.rtol <= 0.0:
+            return False
+        band_a, band_b = self._at(index)
+        return math.isfinite(band_a) and math.isfinite(band_b) and abs(a) <= band_a and abs(b) <= band_b
 
 
 def _residue(value: float, finer: float, digits: int) -> bool:

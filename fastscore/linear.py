@@ -119,6 +119,7 @@ def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.n
                 _update_values(numeric, i, p, q, pivot_row)
             for j in [j for j, c in rows[i].items() if c.is_zero or _vanishes(numeric, i, j)]:
                 del rows[i][j]
+                _forget(numeric, i, j)
     for i in live:  # equations left over: a square block has none
         raise SingularBlock(f"over-determined linear block: {rhs[i]} = 0 is left")
     solved: dict[str, se.Basic] = {}
@@ -217,11 +218,18 @@ def _zero(value: np.ndarray, scale: np.ndarray) -> bool:
 
 
 def _vanishes(numeric: _Values | None, i: int, j: str) -> bool:
-    """Entry (i, j) is zero at every point (cancellation down to rounding): dropped."""
-    if numeric is None or not _zero(numeric.coefficients[i][j], numeric.scales[i][j]):
-        return False
-    del numeric.coefficients[i][j], numeric.scales[i][j]
-    return True
+    """Entry (i, j) is zero at every point (cancellation down to rounding): to be dropped."""
+    return numeric is not None and _zero(numeric.coefficients[i][j], numeric.scales[i][j])
+
+
+def _forget(numeric: _Values | None, i: int, j: str) -> None:
+    """Drop entry (i, j) from the values too, whichever side found it zero: the values
+    must hold exactly the symbolic row's entries (a stale value of an unknown already
+    eliminated would be read by the back-substitution before that unknown is solved)."""
+    if numeric is not None:
+        numeric.coefficients[i].pop(j, None)
+        numeric.scales[i].pop(j, None)
+        numeric.pivots.pop(i, None)
 
 
 def _usable(numeric: _Values | None, i: int, j: str) -> bool:
@@ -238,6 +246,8 @@ def _pivot_flags(numeric: _Values, i: int) -> dict[str, tuple[bool, bool]]:
     flags = numeric.pivots.get(i)
     if flags is None:
         row = numeric.coefficients[i]
+        if not row:  # every entry eliminated: the row fixes nothing (`_singular_reason`)
+            return {}
         largest = np.max([np.abs(v) for v in row.values()], axis=0)
         flags = numeric.pivots[i] = {j: (_usable(numeric, i, j), not np.all(np.abs(v) >= THRESHOLD * largest))
                                      for j, v in row.items()}

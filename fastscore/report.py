@@ -284,23 +284,32 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
                   f"{probes.height} probe answers, listed below (at most {AUDIT_ROWS} of each; all of them in "
                   f"`{AUDIT_FILE}`) with fastscore's evidence: the proof rule of a `proven` verdict, the "
                   "counterexample of a `different` one.")
+    kinds = audit.kind_counts()
+    document.table(["kind", "laws", "probe answers"],
+                   [[f"`{kind}`", str(n_laws), str(n_probes)] for kind, (n_laws, n_probes) in kinds.items()])
+    document.text("Kinds (`fastscore.audit`): `error` one side could not judge; `constants_within_rtol` "
+                  "fastscore equal within rtol, not exactly (the agent's own constants), the harness "
+                  "numerically equal but not symbolically; `domain` they differ where one side is undefined; "
+                  "`proof` fastscore proved an exact identity the harness did not see; `structure` a "
+                  "different formula (fastscore's counterexample).")
     if laws.height:
         document.heading(3, "Laws")
-        document.table(["config", "run", "task", "fastscore", "harness", "fastscore evidence"],
-                       [[r["config"], str(r["run"]), r["task"], "equivalent" if r["p_equivalent"] else "not",
+        document.table(["config", "run", "task", "kind", "fastscore", "harness", "fastscore evidence"],
+                       [[r["config"], str(r["run"]), r["task"], r["kind"],
+                         "equivalent" if r["p_equivalent"] else "not",
                          "equivalent" if r["harness_p_equivalent"] else (r["harness_error"] or "not")[:120],
                          _evidence(r["p_verdict"], r["p_reason"] or r["error"], r["p_counterexample"])[:300]]
                         for r in laws.head(AUDIT_ROWS).iter_rows(named=True)])
     if probes.height:
         document.heading(3, "Probes")
-        document.table(["config", "run", "task", "probe", "fastscore", "harness", "fastscore evidence"],
-                       [[r["config"], str(r["run"]), r["task"], r["probe"],
+        document.table(["config", "run", "task", "probe", "kind", "fastscore", "harness", "fastscore evidence"],
+                       [[r["config"], str(r["run"]), r["task"], r["probe"], r["kind"],
                          "equivalent" if r["probe_equivalent"] else "not",
                          "equivalent" if r["harness_probe_equivalent"] else (r["harness_probe_error"] or "not")[:120],
                          _evidence(r["probe_verdict"], r["probe_reason"], r["probe_counterexample"])[:300]]
                         for r in probes.head(AUDIT_ROWS).iter_rows(named=True)])
-    pl.concat([laws.with_columns(pl.lit("law").alias("kind")),
-               probes.with_columns(pl.lit("probe").alias("kind"))], how="diagonal_relaxed").write_parquet(
+    pl.concat([laws.with_columns(pl.lit("law").alias("item")),
+               probes.with_columns(pl.lit("probe").alias("item"))], how="diagonal_relaxed").write_parquet(
         out / AUDIT_FILE)
 
 

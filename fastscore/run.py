@@ -17,7 +17,11 @@ the same ``--out`` stops at once), and every table is written to a temporary fil
 that replaces the old one only when complete (a full disk leaves no truncated table).
 Sweep rows without a ``config`` or ``task`` are skipped, and sweep columns that mix
 numbers and text are left out of the cost figures; both are counted in ``meta.json``
-and reported on stderr.
+and reported on stderr.  So are rows naming a task that is not in the problem set (a
+typo in a task name would otherwise silently lower nothing but the denominator): a
+warning with their count and first names (`unknown_task_warning`), or, with
+``strict=True``, an `UnknownTasks` error before any table is written.  Rows of tasks in
+the problem set but outside ``tasks`` (a Core set) are counted, not warned about.
 """
 from __future__ import annotations
 
@@ -73,17 +77,41 @@ class OutputBusy(ValueError):
     """Another run holds the lock on the output directory."""
 
 
+class UnknownTasks(SweepError):
+    """``strict``: sweep rows name tasks that are not in the problem set."""
+
+
+UNKNOWN_TASK_EXAMPLES = 3
+"""How many of the unknown task names a warning shows."""
+
+
+def unknown_task_warning(counts: Mapping[str, int], *, what: str = "sweep row(s)",
+                         outcome: str = "they were skipped") -> str | None:
+    """One line on rows naming a task outside the problem set (task -> rows), with the
+    count and the first names (most rows first), or None when there are none.  Shared
+    by every reader that sets such rows aside, so the wording is the same."""
+    if not counts:
+        return None
+    names = sorted(counts, key=lambda name: (-counts[name], str(name)))
+    shown = ", ".join(repr(name) for name in names[:UNKNOWN_TASK_EXAMPLES])
+    more = f" and {len(names) - UNKNOWN_TASK_EXAMPLES} more" if len(names) > UNKNOWN_TASK_EXAMPLES else ""
+    return (f"{sum(counts.values())} {what} name {len(names)} task(s) not in the problem set "
+            f"({shown}{more}): {outcome}")
+
+
 def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
                 tasks: Sequence[str] | None = None, executor: ExecutorName | str = "auto", address: str | None = None,
                 workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
-                progress: bool | None = None, experiments: ExperimentNames | None = None) -> pl.DataFrame:
+                progress: bool | None = None, experiments: ExperimentNames | None = None,
+                strict: bool = False) -> pl.DataFrame:
     """Score every submission of ``sweep`` against ``problems`` (restricted to the task
     ids ``tasks`` when given, e.g. a Core set); write ``scores``, ``probes``,
     ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``, resuming from
     earlier parts in ``out`` where the inputs allow (see module doc).  ``experiments``
     maps the experiment names of MechBench run folders to (config, run)
-    (``fastscore.runs.ExperimentNames``; default: its documented rule).
-    Returns the summary table."""
+    (``fastscore.runs.ExperimentNames``; default: its documented rule).  ``strict``:
+    rows naming a task that is not in the problem set raise `UnknownTasks` (else they
+    are skipped with a warning).  Returns the summary table."""
     started = time.perf_counter()
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
@@ -92,14 +120,16 @@ def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out
     if not Path(sweep).exists():
         raise SweepError(f"{sweep}: sweep not found")
     out = Path(out)
+    known = frozenset(p.task_id for p in problem_list)
     with _locked(out):
         return _score_sweep(problems, by_task, sweep, out, executor=executor, address=address, workers=workers,
                             settings=settings, progress=progress, started=started,
-                            experiments=experiments or ExperimentNames())
+                            experiments=experiments or ExperimentNames(), known=known, strict=strict)
 
 
 def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
-                 started, experiments: ExperimentNames) -> pl.DataFrame:
+                 started, experiments: ExperimentNames, known: frozenset = frozenset(),
+                 strict: bool = False) -> pl.DataFrame:
     state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.row_dict(),
              "fastscore_version": metadata.version("fastscore")}
     parts = PartStore(out / ".parts", state, part_rows=PART_ROWS)
@@ -120,6 +150,9 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     finally:
         bar.close()
         runner.close()
+    unknown = {task: n for task, n in tally.unknown_tasks.items() if task not in known}
+    if strict and unknown:
+        raise UnknownTasks(unknown_task_warning(unknown, outcome="--strict stops the run"))
     if not tally.cells:
         if tally.unknown_tasks:
             raise SweepError(f"no row of {sweep} names a task of the problem set "
@@ -139,12 +172,12 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     atomically(out / tables.OUTPUT.strata, strata.write_parquet)
     atomically(out / tables.OUTPUT.published, published(_published_columns(out / tables.OUTPUT.scores)).write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
-                 problems_sha256=state["problems_sha256"])
+                 problems_sha256=state["problems_sha256"], known=known)
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / tables.OUTPUT.scores)
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
     meta["counts"]["task_sha_mismatches"] = tally.task_sha_mismatch
-    meta["warnings"] = _warnings(tally, mixed, sorted(set(experiments.unread)))
+    meta["warnings"] = _warnings(tally, mixed, sorted(set(experiments.unread)), unknown)
     for warning in meta["warnings"]:
         print(f"fastscore: warning: {warning}", file=sys.stderr)
     meta["task_warnings"] = _task_warnings(out / tables.OUTPUT.scores)
@@ -188,9 +221,12 @@ def _mixed_columns(path: Path) -> dict[str, int]:
             if 0 < counts[f"{name}\0num"] < counts[f"{name}\0all"]}
 
 
-def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Sequence[str] = ()) -> list[str]:
+def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Sequence[str] = (),
+              unknown: Mapping[str, int] | None = None) -> list[str]:
     """What was set aside or left out, one line each (also in ``meta.json``)."""
-    warnings = [f"{len(unread_experiments)} experiment folder(s) whose name the mapping cannot read were skipped "
+    unknown_line = unknown_task_warning(unknown or {})
+    warnings = [unknown_line] if unknown_line else []
+    warnings += [f"{len(unread_experiments)} experiment folder(s) whose name the mapping cannot read were skipped "
                 f"(e.g. {unread_experiments[0]!r})"] if unread_experiments else []
     warnings += [f"column {name!r} mixes numbers and text ({count} values are not numbers): "
                 "it is left out of the cost figures" for name, count in mixed.items()]
@@ -236,8 +272,7 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
                 aside = triage(row, by_task, tally.task_digests, unread=unread)
                 tally.task_sha_mismatch += bool(row.get("task_sha_mismatch"))
             if aside is not None:
-                if aside == NO_TASK:
-                    tally.unknown_tasks[row["task"]] += 1
+                if aside == NO_TASK:  # kept as a row (not skipped): its own count and warning
                     tally.no_task[row["task"]] += 1
                 sha = tally.cells[cell] = submission_sha(row)
                 if done.get(cell) == sha:
@@ -293,7 +328,7 @@ def _progress(enabled: bool | None):
 
 
 def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, seconds: float,
-          scores: pl.DataFrame, *, problems_sha256: str) -> dict:
+          scores: pl.DataFrame, *, problems_sha256: str, known: frozenset = frozenset()) -> dict:
     versions = {}
     for package in _PACKAGES:
         try:
@@ -312,9 +347,12 @@ def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, sec
                    "resumed_cells": tally.resumed,
                    "grid_cells": scores.height, "duplicate_rows_ignored": tally.duplicates,
                    "rows_with_unknown_task": sum(tally.unknown_tasks.values()),
+                   "rows_with_unselected_task": sum(n for task, n in tally.unknown_tasks.items()
+                                                    if task in known),
                    "rows_without_config_or_task": tally.unlabelled,
                    "folders_with_files_not_read": len(tally.unread),
                    "unknown_tasks": sorted(tally.unknown_tasks)[:50],
+                   "attempts_with_no_task": sum(tally.no_task.values()),
                    "status": dict(Counter(scores["status"].to_list()))},
         "timings": {"total_seconds": seconds},
     }

@@ -198,7 +198,8 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
                                "probe_in_mechanism": None if in_mechanism is None else found is not None,
                                "probe_mechanism_quantity": found, **extras[columns].get(name, {})})
         n_correct = sum(fields["probe_equivalent"] for fields in probe_results)
-        score_rows.append(_score_row(row, law_fields, len(probe_results), n_correct))
+        n_proven = sum(fields["probe_verdict"] == "proven" for fields in probe_results)
+        score_rows.append(_score_row(row, law_fields, len(probe_results), n_correct, n_proven))
     return score_rows, probe_rows
 
 
@@ -596,10 +597,10 @@ def _law_fields(reference: Reference, candidate: _Candidate, outcome: _LawOutcom
     return fields
 
 
-def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int) -> dict:
+def _score_row(row: Mapping, law_fields: Mapping, n_probes: int, n_correct: int, n_proven: int) -> dict:
     out = {**_identity(row), **law_fields,
            "m_correct": None if n_probes == 0 else n_correct == n_probes,
-           "n_probes": n_probes, "n_probes_correct": n_correct}
+           "n_probes": n_probes, "n_probes_correct": n_correct, "n_probes_proven": n_proven}
     for key, value in row.items():
         if key not in SUBMISSION_TEXT and key not in out:
             out[key] = value

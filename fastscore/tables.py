@@ -9,7 +9,9 @@ summary, the strata, the report and the CLI.
 - ``sa_m``: share of tasks with probes whose probes are all equivalent;
 - ``cond_fail``: P(m_correct = false | p_equivalent = true), over tasks with probes and
   an equivalent law (null when a run has none);
-- ``acc_id`` / ``acc_ood``: share of tasks with max relative error <= acc_tol.
+- ``acc_id`` / ``acc_ood``: share of tasks with max relative error <= acc_tol;
+- ``sa_p_exact`` / ``sa_m_exact``: ``sa_p`` / ``sa_m`` counting only ``proven``
+  verdicts (``EXACT_RATES``: exact equivalence, beside the tolerant rates).
 Numeric columns carried through from the sweep (wall time, tokens, cost) are the
 solver's cost: the summary adds their median, total and total per correct task.
 Structure scores (issue 14), per run over the mechanism submissions that have them,
@@ -130,6 +132,7 @@ SCORE_SCHEMA = {
     "id_acc": pl.Boolean, "ood_acc": pl.Boolean,
     **{f"{split}_{m}": pl.Float64 for split in ("id", "ood") for m in METRICS},
     "m_correct": pl.Boolean, "n_probes": pl.Int64, "n_probes_correct": pl.Int64, "n_probes_in_mechanism": pl.Int64,
+    "n_probes_proven": pl.Int64,
     "complexity_mean": pl.Float64, "complexity_max": pl.Int64, "complexity_total": pl.Int64,
     "parse_solve_seconds": pl.Float64, "n_branches": pl.Int64, "task_warnings": pl.Utf8, "submission_sha": pl.Utf8,
     **{name: dtype for columns in BUILTIN_SCORER_COLUMNS.values() for name, dtype in columns.items()},
@@ -151,6 +154,19 @@ def register_rate(new: Rate) -> None:
     RATES.append(new)
 
 
+EXACT_RATES = (
+    Rate("sa_p_exact", "SA(P) exact", (pl.col("p_verdict") == "proven").fill_null(False).mean(), True),
+    Rate("sa_m_exact", "SA(M) exact",
+         (pl.col("n_probes_proven").fill_null(0) == pl.col("n_probes")).filter(HAS_PROBES).fill_null(False).mean(),
+         True),
+)
+"""SA(P) and SA(M) counting only exact equivalence: a law only when ``proven``, a task's
+probes only when every one is ``proven`` (beside the tolerant rates, where ``numeric``,
+equal within ``rtol``, counts too)."""
+for _rate in EXACT_RATES:
+    register_rate(_rate)
+
+
 def summary_inputs() -> tuple[str, ...]:
     """The score columns ``summary`` and ``strata`` read: the cell, its strata and
     status, every rate's inputs and the structure scores."""
@@ -167,7 +183,8 @@ def failed_row(row: Mapping, problem, *, status: Status, error: str) -> dict:
     kept = {k: v for k, v in row.items() if k not in SUBMISSION_COLUMNS}
     return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
             "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
-            "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0}
+            "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0,
+            "n_probes_proven": 0}
 
 
 def frame(rows: Iterable[Mapping], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:

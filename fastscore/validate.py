@@ -8,6 +8,10 @@ Checks per problem (a failed check makes the problem invalid):
 - per probe: ``probe:NAME`` — the probe is a quantity of the mechanism and its stated
   formula (if any) is equivalent to the mechanism's value for it.
 
+A problem whose checks raise an unexpected error (a bug in fastscore) fails one check,
+``internal``, with the error's type and message: the other problems are validated
+all the same.
+
 Warnings (reported, the problem stays valid): a probe the law alone may give away
 (``fastscore.reference.probe_warning``: constant, the law itself, or a function of the
 law).  MechBench's rule is that a probe cannot be *inferred* from the law and the
@@ -48,7 +52,19 @@ def validate_problems(problems: Iterable[Problem], *, settings: Settings = DEFAU
 
 
 def validate_problem(problem: Problem, *, settings: Settings = DEFAULT_SETTINGS) -> list[Finding]:
-    """Findings for one problem (see module doc)."""
+    """Findings for one problem (see module doc); an unexpected error is its ``internal``
+    finding, never the end of the run."""
+    try:
+        return _validate_problem(problem, settings)
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - one task's bug must not stop the others
+        message = str(error).splitlines()[0] if str(error) else ""
+        return [Finding(problem.task_id, "internal", False,
+                        f"internal error: {type(error).__name__}{': ' + message if message else ''}")]
+
+
+def _validate_problem(problem: Problem, settings: Settings) -> list[Finding]:
     task = problem.task_id
     try:
         reference = build_reference(problem, settings=settings)

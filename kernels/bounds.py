@@ -53,20 +53,28 @@ first-order propagation is trusted."""
 INF = math.inf
 
 
-def evaluate_bounded(tape: Tape, X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_bounded(tape: Tape, X: np.ndarray, columns: np.ndarray, *,
+                     constant_rtol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Values of ``tape`` at the points ``X[:, columns]`` and bounds on their absolute
     errors (``inf`` where no bound is known; 0.0 with a NaN value where the formula is
-    certainly undefined)."""
+    certainly undefined).
+
+    ``constant_rtol`` > ``U``: every additive or multiplicative constant of the tape is
+    taken as known only within that relative tolerance (exponents keep ``U``), so the
+    bound also covers every formula whose constants differ from these by at most
+    ``constant_rtol``: the *tolerance band* of the value (``fastscore.equivalence``).
+    Where terms cancel, the band is ``constant_rtol`` times the size of the cancelling
+    terms, carried through what follows (a square of a cancelled sum: its square)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     columns = np.ascontiguousarray(columns, dtype=np.int64)
     values, errors = np.empty(columns.size), np.empty(columns.size)
     _bounded(tape.ops.astype(np.int32, copy=False), tape.args.astype(np.float64, copy=False),
-             tape.depth, X, columns, values, errors)
+             tape.depth, X, columns, values, errors, max(U, float(constant_rtol)))
     return values, errors
 
 
 @kernel
-def _bounded(ops, args, depth, X, columns, values, errors):
+def _bounded(ops, args, depth, X, columns, values, errors, uc):
     v = np.empty(depth + 1)
     e = np.empty(depth + 1)
     undefined = np.empty(depth + 1, dtype=np.bool_)  # certainly no real value (see module doc)
@@ -84,7 +92,7 @@ def _bounded(ops, args, depth, X, columns, values, errors):
             elif code == op.PUSH_CONST:
                 sp += 1
                 v[sp] = a
-                e[sp] = abs(a) * U + ETA  # a folded constant may have underflowed
+                e[sp] = abs(a) * uc + ETA  # a folded constant may have underflowed
                 undefined[sp] = math.isnan(a)  # a constant that is not real
             elif code <= op.ATAN2:
                 sp -= 1
@@ -105,7 +113,7 @@ def _bounded(ops, args, depth, X, columns, values, errors):
                 else:
                     v[sp], e[sp] = _binary(op.DIV, x, 0.0, v[sp], e[sp])
             elif code <= op.RDIV_C:
-                c, ec = a, abs(a) * U + ETA
+                c, ec = a, abs(a) * (U if code == op.POW_C else uc) + ETA
                 if math.isnan(c):  # a constant that is not real
                     undefined[sp] = True
                 if code == op.ADD_C:
@@ -224,11 +232,16 @@ def _powi(a, ea, n):
                 s = s * s
     if n < 0:
         r = 1.0 / r
-    if a == 0.0:
-        return r, 0.0 if ea == 0.0 else INF
+    if a == 0.0 and ea == 0.0:
+        return r, 0.0
+    if a == 0.0 or ea > LINEAR_LIMIT * abs(a) or abs(n) * ea / abs(a) > LINEAR_LIMIT:
+        if n < 0 or not math.isfinite(ea):
+            return r, INF
+        # an operand known only roughly (near 0): |x**n - a**n| <= (|a| + ea)**n - |a|**n
+        # for every |x - a| <= ea, exactly; plus the rounding of r
+        high = (abs(a) + ea) ** n
+        return r, high - abs(a) ** n + (4.0 * n + 4.0) * (U * high + ETA)
     relative = abs(n) * ea / abs(a)
-    if ea > LINEAR_LIMIT * abs(a) or relative > LINEAR_LIMIT:
-        return r, INF
     return r, abs(r) * (relative + (2.0 * abs(n) + 2.0) * U) + (2.0 * abs(n) + 2.0) * ETA
 
 

@@ -281,3 +281,33 @@ def test_decimal_pi_skips_the_costly_proof_rules(monkeypatch):
     assert decimal.provenance == "numeric", decimal
     assert not calls, "an expansion was tried for a pair that differs at high precision"
 
+
+
+def _band(text: str, names: tuple, point: dict, rtol: float) -> tuple[float, float]:
+    tape = compile_tape(parse_expression(text, names=names), names)
+    X = np.array([[point[n]] for n in names], dtype=np.float64)
+    values, bounds = evaluate_bounded(tape, X, np.array([0]), constant_rtol=rtol)
+    return float(values[0]), float(bounds[0])
+
+
+def test_a_tolerance_band_is_rtol_of_the_terms_that_cancel():
+    names = ("x", "y")
+    value, band = _band("3*x - 3*y", names, {"x": 1.0, "y": 1.0}, 1e-6)
+    assert value == 0.0 and 6e-6 <= band <= 6.1e-6  # 1e-6 of each term of size 3
+    _, rounding = _band("3*x - 3*y", names, {"x": 1.0, "y": 1.0}, 0.0)
+    assert rounding < 1e-14  # without a tolerance: float64 rounding only
+    value, band = _band("3*x*7", names, {"x": 2.0, "y": 1.0}, 1e-6)
+    assert value == 42.0 and band <= 1e-6 * 42 * 2.01  # two constants, no cancellation
+
+
+@pytest.mark.parametrize("k", ["1.000001", "0.999", "1.0005"])
+def test_the_band_of_a_square_of_a_rough_operand_holds_exactly(k):
+    """(1 - k x)**2 near its zero: the first-order rule gives up; the exact bound
+    (|a| + e)**2 - a**2 covers every constant within the tolerance."""
+    names = ("x",)
+    rtol = 1e-3
+    value, band = _band(f"(1 - {k}*x)**2", names, {"x": 1.0}, rtol)
+    assert math.isfinite(band)
+    for moved in np.linspace(float(k) * (1 - rtol), float(k) * (1 + rtol), 41):
+        for one in (1 - rtol, 1 + rtol):
+            assert abs((one - moved) ** 2 - value) <= band * (1 + 1e-9)

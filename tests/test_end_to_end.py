@@ -139,6 +139,59 @@ def test_cli_unusable_input_exits_2_with_one_line(tmp_path, capsys, sweep_text, 
     assert code == 2 and len(err) == 1 and message in err[0]
 
 
+def _typo_sweep(tmp_path: Path) -> Path:
+    """The example sweep with the oracle's orbit row renamed to a task that does not exist."""
+    text = SWEEP.read_text().replace('"task": "circular-orbit-period"', '"task": "circular-orbit-perod"', 1)
+    assert text != SWEEP.read_text()
+    sweep = tmp_path / "typo.jsonl"
+    sweep.write_text(text)
+    return sweep
+
+
+def test_rows_naming_an_unknown_task_are_a_warning_with_names(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["score", "--problems", str(PROBLEMS), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
+                 "--executor", "local", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "fastscore: warning: 1 sweep row(s) name 1 task(s) not in the problem set " \
+           "('circular-orbit-perod'): they were skipped" in err
+    meta = json.loads((out / "meta.json").read_text())
+    assert any("'circular-orbit-perod'" in w for w in meta["warnings"])
+    assert meta["counts"]["rows_with_unknown_task"] == 1
+    oracle = pl.read_parquet(out / "summary.parquet").filter(pl.col("config") == "oracle").row(0, named=True)
+    assert oracle["sa_p"] == pytest.approx(7 / 8)  # the renamed row is a missing cell of run 0
+
+
+def test_strict_stops_on_an_unknown_task_with_one_line(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["score", "--problems", str(PROBLEMS), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
+                 "--executor", "local", "--no-progress", "--strict"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("fastscore score: error: 1 sweep row(s) name 1 task(s)")
+    assert "'circular-orbit-perod'" in err[0] and "--strict" in err[0]
+    assert not (out / "summary.parquet").exists()
+
+
+def test_strict_passes_a_clean_sweep_and_rows_outside_a_task_selection(tmp_path, capsys):
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("michaelis-menten-rate\n")
+    out = tmp_path / "out"
+    assert main(["score", "--problems", str(PROBLEMS), "--sweep", str(SWEEP), "--out", str(out), "--tasks",
+                 str(tasks), "--executor", "local", "--no-progress", "--strict"]) == 0
+    assert "not in the problem set" not in capsys.readouterr().err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["counts"]["rows_with_unselected_task"] == meta["counts"]["rows_with_unknown_task"] > 0
+
+
+def test_unknown_task_warning_names_the_most_frequent_first():
+    from fastscore.run import unknown_task_warning
+    assert unknown_task_warning({}) is None
+    line = unknown_task_warning({"b": 1, "a": 5, "c": 2, "d": 1})
+    assert line == "9 sweep row(s) name 4 task(s) not in the problem set ('a', 'c', 'b' and 1 more): " \
+                   "they were skipped"
+
+
 def test_cli_missing_problem_directory_exits_2(tmp_path, capsys):
     code = main(["score", "--problems", str(tmp_path / "none"), "--sweep", str(SWEEP), "--out", str(tmp_path)])
     assert code == 2 and "fastscore score: error:" in capsys.readouterr().err

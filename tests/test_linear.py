@@ -177,3 +177,30 @@ def test_swapping_the_sides_of_equations_does_not_change_the_closed_forms():
         assert {n: str(e) for n, e in other.items()} == {n: str(e) for n, e in reference.items()}
     shuffled = solved([2, 0, 3, 1], (1, 2))
     np.testing.assert_allclose(_values(shuffled.law, points), _values(reference["z"], points), rtol=1e-12)
+
+
+def test_an_entry_cancelled_exactly_leaves_no_stale_value():
+    """The block of MechBench's 'Materials Thermoelastic Constraint - Variant 1-3' (three
+    phases, an interaction stiffness E/5, fixed total length), in the order its solver
+    meets it: one elimination cancels an entry exactly in the symbols (SymEngine gives 0)
+    while its float64 value is a rounding residue.  Both must go, or the back-substitution
+    reads the value of an unknown it has not solved yet (a KeyError)."""
+    E, dT, alpha = se.symbols("E dT alpha")
+    rng = np.random.default_rng(3)
+    points = {"E": np.exp(rng.uniform(np.log(2e9), np.log(2e11), N)),
+              "alpha": np.exp(rng.uniform(np.log(5e-6), np.log(4e-5), N)),
+              "dT": np.exp(rng.uniform(np.log(10), np.log(200), N))}
+    R, one = se.Rational, se.Integer(1)
+    rows = [{"e2": -E / 5, "sigma": one, "e1": R(6, 5) * E},
+            {"e2": R(12, 5) * E, "sigma": one, "e3": -E / 5, "e1": -E / 5},
+            {"e2": -E / 5, "sigma": one, "e3": R(16, 5) * E},
+            {"e2": -one, "e3": -one, "e1": -one}]
+    h = dT * alpha
+    rhs = [E * h * (1 + 2 * h), R(14, 5) * E * h * (1 + R(28, 5) * h), R(57, 10) * E * h * (1 + R(57, 5) * h),
+           se.Integer(0)]
+    from fastscore.linear import LinearBlock
+    solved, values = solve_linear(LinearBlock(("e2", "sigma", "e3", "e1"), rows, rhs),
+                                  lambda exprs: np.array([_values(e, points) for e in exprs]))
+    assert se.expand(solved["sigma"] - (R(983, 404) * E * h + R(183367, 10100) * E * h**2)) == 0
+    assert se.expand(solved["e1"] + solved["e2"] + solved["e3"]) == 0
+    assert np.allclose(values["sigma"], _values(solved["sigma"], points), rtol=1e-12)

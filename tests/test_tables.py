@@ -83,3 +83,37 @@ def test_a_failed_row_has_one_of_the_statuses():
                              error="slow")["status"] == "timeout"
     with pytest.raises(ValueError, match="unknown status 'late'; expected one of ok, parse_error"):
         tables.failed_row({"config": "c", "run": 0, "task": "t"}, problem, status="late", error="")
+
+
+# ------------------------------------------------- exact rates beside the tolerant ones
+
+def _row(config, run, task, verdict, n_probes=0, n_correct=0, n_proven=0):
+    return {"config": config, "run": run, "task": task, "status": "ok", "p_verdict": verdict,
+            "p_equivalent": verdict in ("proven", "numeric"), "n_probes": n_probes,
+            "m_correct": None if n_probes == 0 else n_correct == n_probes, "n_probes_correct": n_correct,
+            "n_probes_proven": n_proven}
+
+
+def test_exact_rates_count_only_proven_verdicts():
+    rows = [_row("a", 0, "t1", "proven", 2, 2, 2), _row("a", 0, "t2", "numeric", 2, 2, 1),
+            _row("a", 0, "t3", "different", 1, 1, 1), _row("a", 0, "t4", None),
+            _row("a", 1, "t1", "numeric", 2, 2, 2), _row("a", 1, "t2", "proven", 2, 1, 1),
+            _row("a", 1, "t3", "proven", 1, 0, 0), _row("a", 1, "t4", "proven")]
+    summary = tables.summary(tables.frame(rows, tables.SCORE_SCHEMA)).row(0, named=True)
+    assert summary["sa_p"] == pytest.approx((2 / 4 + 4 / 4) / 2)
+    assert summary["sa_p_exact"] == pytest.approx((1 / 4 + 3 / 4) / 2)
+    # probes: run 0 all correct on t1, t2, t3; all proven on t1, t3; run 1 correct on t1, proven on t1
+    assert summary["sa_m"] == pytest.approx((3 / 3 + 1 / 3) / 2)
+    assert summary["sa_m_exact"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert summary["sa_p_exact_std"] == pytest.approx(0.25)
+
+
+def test_exact_rates_are_in_the_strata_and_a_failed_row_counts_as_not_proven():
+    problem = SimpleNamespace(probes=["x"], family="f", domain="d", n_mutations=1)
+    rows = [tables.failed_row({"config": "a", "run": 0, "task": "t1"}, problem, status="missing", error="none"),
+            {**_row("a", 0, "t2", "proven", 1, 1, 1), "family": "f", "domain": "d", "n_mutations": 1}]
+    strata = tables.strata(tables.frame(rows, tables.SCORE_SCHEMA))
+    domain = tables.stratum_rows(strata, "domain").row(0, named=True)
+    assert domain["sa_p_exact"] == 0.5 and domain["sa_m_exact"] == 0.5
+    assert [r.name for r in tables.RATES[:7]] == ["sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood", "sa_p_exact",
+                                                 "sa_m_exact"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from fastscore.cli import main
-from fastscore.problems import load_problem
+from fastscore.problems import load_problem, load_problems
 from fastscore.validate import validate_problem
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
@@ -102,3 +102,35 @@ def test_a_probe_that_is_a_function_of_the_law_alone_is_a_warning(tmp_path, caps
     out = capsys.readouterr().out
     assert "WARN p: probe:w: the probe is a function of the law alone" in out
     assert out.splitlines()[-1] == "1 of 1 problems valid (1 warning)"
+
+
+MECHBENCH_TASKS = Path(__file__).resolve().parent / "data" / "mechbench-tasks"
+
+
+def test_the_thermoelastic_constraint_task_validates(capsys):
+    """MechBench's 'Materials Thermoelastic Constraint - Variant 1-3': a coupled linear
+    block of four balances whose elimination cancels an entry exactly (it once stopped
+    the whole run with a KeyError)."""
+    folder = MECHBENCH_TASKS / "material"
+    problem = next(p for p in load_problems(folder) if p.task_id == "Materials Thermoelastic Constraint - Variant 1-3")
+    findings = validate_problem(problem)
+    assert all(f.ok for f in findings), [f for f in findings if not f.ok]
+    assert {f.check for f in findings} >= {"mechanism", "law", "probe:e1", "probe:e3"}
+
+
+def test_an_internal_error_is_that_tasks_fail_line_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    import fastscore.validate as validate
+    (tmp_path / "a.yaml").write_text(MM)
+    (tmp_path / "b.yaml").write_text(MM)
+    real = validate.build_reference
+
+    def broken(problem, **kwargs):
+        if problem.task_id == "a":
+            raise KeyError("e3")
+        return real(problem, **kwargs)
+
+    monkeypatch.setattr(validate, "build_reference", broken)
+    assert main(["validate", "--problems", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "FAIL a: internal: internal error: KeyError: 'e3'" in out
+    assert out[-1] == "1 of 2 problems valid"
