@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import symengine as se
 
+from fastscore.functions import CONSTANTS
 from fastscore.parse import parse_equation, parse_expression, short, symbol
 from fastscore.problems import Problem
 from fastscore.tokens import DEFAULT_LIMITS, Limits, ParseError, is_name
 
 __all__ = [
     "constant_substitutions",
+    "defined_constants",
     "parse_probe_answers",
     "read_expression",
     "reply_equation",
@@ -44,6 +46,17 @@ def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     if len(parts) > limits.max_equations:
         raise ParseError(f"{len(parts)} equations, limit {limits.max_equations}")
     return parts
+
+
+def defined_constants(texts: Iterable[str]) -> tuple[str, ...]:
+    """The names of constants (``pi``, ``π``) that a mechanism defines: the whole left
+    side of one of its equation ``texts`` (``pi = 3.141592653589793``).  Its equations
+    are parsed with these names declared, so that each means the quantity it defines
+    (the number written, exact), as a declared name does (``fastscore.parse``), and not
+    the constant: the law of ``pi = 3.141592653589793; T = 2*pi*r/v`` holds that decimal,
+    as MechBench's harness reads it."""
+    found = {text.partition("=")[0].strip() for text in texts}
+    return tuple(name for name in CONSTANTS if name in found)
 
 
 def _answer_text(name: object, answer: object) -> tuple[str, str]:

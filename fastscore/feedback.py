@@ -25,7 +25,7 @@ import math
 import numpy as np
 import symengine as se
 
-from fastscore.answers import split_equations
+from fastscore.answers import defined_constants, split_equations
 from fastscore.canonical import count_nodes
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate
@@ -136,10 +136,10 @@ def _equations(task: PublicTask, submission: str | bytes) -> list[tuple[se.Basic
     texts = split_equations(text)
     if not texts:
         raise ParseError("empty submission: no equation")
-    equations = []
+    equations, names = [], (*task.columns, *defined_constants(texts))
     for number, equation in enumerate(texts, 1):
         try:
-            equations.append(parse_equation(equation, names=task.columns, allow_new_names=True))
+            equations.append(parse_equation(equation, names=names, allow_new_names=True))
         except ParseError as error:
             raise ParseError(f"equation {number} ({excerpt(equation)}): {error}") from None
     return equations

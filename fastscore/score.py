@@ -22,12 +22,13 @@ import numpy as np
 import symengine as se
 
 from fastscore.agreement import agree
-from fastscore.answers import parse_probe_answers, read_expression, reply_equation, split_equations
+from fastscore.answers import defined_constants, parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.caches import memoized
 from fastscore.canonical import count_nodes
 from fastscore.compile import UnsupportedExpression, compile_tape
 from fastscore.copies import Copies, renamed
 from fastscore.equivalence import Quantity, Verdict, judge
+from fastscore.functions import CONSTANTS
 from fastscore.kernels import METRICS, accuracy, evaluate, split_metrics
 from fastscore.parse import parse_equation, symbol
 from fastscore.reference import Reference
@@ -293,9 +294,9 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     solution, renamed."""
     problem = reference.problem
     mechanism = key[1]
-    names = (*reference.knowns, problem.target.name)
     limits = settings.limits
     texts = split_equations(mechanism, limits=limits)
+    names = (*reference.knowns, problem.target.name, *defined_constants(texts))
     written = copies.written(texts, limits)  # the same texts, names aside: not parsed again
     if written is not None:
         (original, solution), mapping, equations, nodes = written
@@ -379,7 +380,10 @@ def _answer(reference: Reference, name: str, text: str, solution, limits: Limits
     try:
         if strict:
             text = reply_equation(text, name, limits=limits)
-        expr = _answer_expression(text, name, reference.knowns, limits)
+        # a constant's name that the submitted mechanism defines means its quantity here too
+        defined = () if solution is None else \
+            tuple(n for n in CONSTANTS if n in solution.expressions or n in solution.numeric)
+        expr = _answer_expression(text, name, (*reference.knowns, *defined), limits)
     except ValueError as failure:
         return f"parse error: {failure}"
     expr = expr.subs(reference.constants)

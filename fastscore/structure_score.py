@@ -39,7 +39,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.agreement import agree
-from fastscore.answers import split_equations
+from fastscore.answers import defined_constants, split_equations
 from fastscore.equivalence import Quantity, judge
 from fastscore.compile import UnsupportedExpression
 from fastscore.parse import parse_equation
@@ -144,8 +144,9 @@ def parse_submitted(problem: Problem, constants: Mapping[se.Basic, se.Basic],
                     mechanism: str) -> list[tuple[se.Basic, se.Basic]]:
     """A submitted mechanism's equations as ``fastscore.score`` reads them, ``constants``
     substituted (raises ``ParseError``)."""
-    names = (*problem.known_names, problem.target.name)
-    equations = [parse_equation(text, names=names, allow_new_names=True) for text in split_equations(mechanism)]
+    texts = split_equations(mechanism)
+    names = (*problem.known_names, problem.target.name, *defined_constants(texts))
+    equations = [parse_equation(text, names=names, allow_new_names=True) for text in texts]
     return [(lhs.subs(constants), rhs.subs(constants)) for lhs, rhs in equations]
 
 
