@@ -11,6 +11,8 @@ counterexample (for ``different``).
 Each disagreement has a ``kind`` (`DISAGREEMENTS`, one expression `law_kind` /
 `probe_kind` per table), which says why the two differ:
 
+- ``task_version``: the attempt ran against another version of its task file than the
+  one scored here (``task_sha_mismatch``): the two judged different tasks;
 - ``error``: one side could not judge (fastscore's row is not ``ok`` or has no
   verdict; the harness reported an error or ``ok: false``);
 - ``constants_within_rtol``: fastscore ``numeric`` (equal within ``rtol``, not
@@ -37,7 +39,7 @@ from fastscore.tables import OUTPUT
 
 __all__ = ["Audit", "DISAGREEMENTS", "harness_audit", "law_kind", "probe_kind"]
 
-DISAGREEMENTS = ("error", "constants_within_rtol", "domain", "proof", "structure")
+DISAGREEMENTS = ("task_version", "error", "constants_within_rtol", "domain", "proof", "structure")
 """The kinds of disagreement, in report order (see module doc)."""
 ONE_SIDE = "defined at the counterexample on one side only"
 """The reason fastscore gives for a counterexample defined on one side only
@@ -45,7 +47,7 @@ ONE_SIDE = "defined at the counterexample on one side only"
 
 LAW_COLUMNS = ("config", "run", "task", "p_equivalent", "p_verdict", "p_reason", "p_counterexample", "status",
                "error", "harness_p_equivalent", "harness_error", "harness_p_ok", "harness_train_numeric",
-               "harness_id_numeric", "harness_ood_numeric")
+               "harness_id_numeric", "harness_ood_numeric", "task_sha_mismatch")
 PROBE_COLUMNS = ("config", "run", "task", "probe", "probe_equivalent", "probe_verdict", "probe_reason",
                  "probe_counterexample", *HARNESS_PROBE_COLUMNS)
 
@@ -71,10 +73,13 @@ class Audit:
         return counts
 
 
-def _kind(verdict: pl.Expr, reason: pl.Expr, failed: pl.Expr, numerically_different: pl.Expr) -> pl.Expr:
+def _kind(verdict: pl.Expr, reason: pl.Expr, failed: pl.Expr, numerically_different: pl.Expr,
+          other_version: pl.Expr) -> pl.Expr:
     """The disagreement kind (module doc) from fastscore's verdict and reason, whether
-    either side failed to judge, and whether the harness's data says the sides differ."""
-    return (pl.when(failed | verdict.is_null()).then(pl.lit("error"))
+    either side failed to judge, whether the harness's data says the sides differ, and
+    whether the attempt ran against another version of the task."""
+    return (pl.when(other_version).then(pl.lit("task_version"))
+            .when(failed | verdict.is_null()).then(pl.lit("error"))
             .when(verdict == "undecided").then(pl.lit("domain"))
             .when((verdict == "different") & reason.fill_null("").str.contains(ONE_SIDE, literal=True))
             .then(pl.lit("domain"))
@@ -95,7 +100,12 @@ def law_kind(columns) -> pl.Expr:
               | _column(columns, "harness_error", None).cast(pl.Utf8).is_not_null())
     numeric = [c for c in ("harness_train_numeric", "harness_id_numeric", "harness_ood_numeric") if c in columns]
     different = pl.any_horizontal([pl.col(c).not_().fill_null(False) for c in numeric]) if numeric else pl.lit(False)
-    return _kind(pl.col("p_verdict"), _column(columns, "p_reason", None).cast(pl.Utf8), failed, different)
+    return _kind(pl.col("p_verdict"), _column(columns, "p_reason", None).cast(pl.Utf8), failed, different,
+                 _other_version(columns))
+
+
+def _other_version(columns) -> pl.Expr:
+    return _column(columns, "task_sha_mismatch", None).cast(pl.Boolean).fill_null(False)
 
 
 def probe_kind(columns) -> pl.Expr:
@@ -103,7 +113,7 @@ def probe_kind(columns) -> pl.Expr:
     failed = (_column(columns, "harness_probe_ok", None).cast(pl.Boolean).not_().fill_null(False)
               | _column(columns, "harness_probe_error", None).cast(pl.Utf8).is_not_null())
     return _kind(pl.col("probe_verdict"), _column(columns, "probe_reason", None).cast(pl.Utf8), failed,
-                 pl.lit(False))
+                 pl.lit(False), _other_version(columns))
 
 
 def _columns(path: Path, wanted) -> list[str] | None:
@@ -130,6 +140,9 @@ def harness_audit(directory: str | Path) -> Audit | None:
             pl.col("harness_probe_equivalent").is_not_null())
         probe_disagreements = probes.filter(
             pl.col("probe_equivalent").fill_null(False) != pl.col("harness_probe_equivalent"))
+        if "task_sha_mismatch" in law_columns:  # the probes' task versions are their rows'
+            versions = laws.select("config", "run", "task", "task_sha_mismatch")
+            probe_disagreements = probe_disagreements.join(versions, on=("config", "run", "task"), how="left")
         probe_disagreements = probe_disagreements.with_columns(
             probe_kind(probe_disagreements.columns).alias("kind"))
     return Audit(laws.height, law_disagreements.sort("config", "run", "task"), probes.height,

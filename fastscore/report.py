@@ -287,7 +287,8 @@ def _audit_section(document: _Document, directory: Path, out: Path) -> None:
     kinds = audit.kind_counts()
     document.table(["kind", "laws", "probe answers"],
                    [[f"`{kind}`", str(n_laws), str(n_probes)] for kind, (n_laws, n_probes) in kinds.items()])
-    document.text("Kinds (`fastscore.audit`): `error` one side could not judge; `constants_within_rtol` "
+    document.text("Kinds (`fastscore.audit`): `task_version` the attempt ran against another version of its "
+                  "task file (`task_sha_mismatch`); `error` one side could not judge; `constants_within_rtol` "
                   "fastscore equal within rtol, not exactly (the agent's own constants), the harness "
                   "numerically equal but not symbolically; `domain` they differ where one side is undefined; "
                   "`proof` fastscore proved an exact identity the harness did not see; `structure` a "

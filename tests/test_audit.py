@@ -13,8 +13,10 @@ from fastscore.cli import main
 ONE_SIDE = "defined at the counterexample on one side only"
 
 
-def _law(task, verdict, harness, *, status="ok", reason="", numeric=True, harness_ok=True, harness_error=None):
+def _law(task, verdict, harness, *, status="ok", reason="", numeric=True, harness_ok=True, harness_error=None,
+         other_version=None):
     return {"config": "c", "run": 0, "task": task, "status": status, "p_verdict": verdict, "p_reason": reason,
+            "task_sha_mismatch": other_version,
             "p_equivalent": verdict in ("proven", "numeric"), "n_probes": 0,
             "harness_p_equivalent": harness, "harness_p_ok": harness_ok, "harness_error": harness_error,
             "harness_train_numeric": numeric, "harness_id_numeric": numeric, "harness_ood_numeric": numeric}
@@ -38,6 +40,8 @@ LAWS = [
     (_law("solve", "different", True, status="solve_error"), "error"),
     (_law("harness", "proven", False, harness_ok=False), "error"),
     (_law("harness-error", "numeric", False, harness_error="timeout in sympy"), "error"),
+    # run against an earlier version of the task: it names inputs this one lacks
+    (_law("old", "different", True, status="solve_error", other_version=True), "task_version"),
 ]
 PROBES = [
     (_probe("p1", "numeric", False), "constants_within_rtol"),
@@ -48,6 +52,7 @@ PROBES = [
     (_probe("p6", "numeric", False, harness_ok=False), "error"),
     (_probe("p7", "proven", False, harness_error="could not parse"), "error"),
 ]
+PROBES.append(({**_probe("p8", "different", True), "task": "old"}, "task_version"))  # its row's version
 
 
 @pytest.fixture
@@ -72,8 +77,8 @@ def test_every_disagreement_has_its_kind(scored):
 
 def test_the_kinds_are_counted_in_the_report_and_the_parquet(scored):
     audit = harness_audit(scored)
-    assert audit.kind_counts() == {"error": (4, 3), "constants_within_rtol": (1, 1), "domain": (3, 1),
-                                   "proof": (1, 1), "structure": (1, 1)}
+    assert audit.kind_counts() == {"task_version": (1, 1), "error": (4, 3), "constants_within_rtol": (1, 1),
+                                   "domain": (3, 1), "proof": (1, 1), "structure": (1, 1)}
     assert main(["report", str(scored)]) == 0
     report = (scored / "report" / "report.md").read_text()
     assert "| `constants_within_rtol` | 1 | 1 |" in report and "| `error` | 4 | 3 |" in report
