@@ -247,6 +247,26 @@ def _figures_section(document: _Document, strata: pl.DataFrame, out: Path) -> No
         document.text("No domains in the problems: the figure of accuracy by domain is skipped.")
 
 
+PASSK_FIGURE = "passk.png"
+
+
+def _passk_section(document: _Document, directory: Path, out: Path) -> None:
+    """pass@k against k per configuration (``fastscore.passk``), from ``passk.parquet``
+    (computed from the scores when an older run has none)."""
+    from fastscore.figures import plot_passk
+    from fastscore.passk import PASSK_FILE, read_passk
+    (out / PASSK_FIGURE).unlink(missing_ok=True)
+    path = directory / PASSK_FILE
+    passk = pl.read_parquet(path) if path.is_file() else read_passk(directory / OUTPUT.scores)
+    document.heading(2, "pass@k")
+    document.text("Unbiased pass@k = 1 − C(n−c, k)/C(n, k) per task (n runs, c successes), averaged over "
+                  "tasks; undefined (left out) where a task has fewer than k runs. Table: `passk.parquet`.")
+    if plot_passk(passk, out / PASSK_FIGURE):
+        document.image(PASSK_FIGURE, "pass@k against k per configuration")
+    else:
+        document.text("No outcome has a defined pass@k.")
+
+
 AUDIT_FILE = "harness_audit.parquet"
 AUDIT_ROWS = 50
 
@@ -317,6 +337,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _audit_section(document, directory, out)
     _figures_section(document, strata, out)
     structure_section(document, directory, out)
+    _passk_section(document, directory, out)
     path = out / "report.md"
     path.write_text(document.markdown(), encoding="utf-8")
     (out / "report.html").write_text(document.html(), encoding="utf-8")

@@ -26,6 +26,7 @@ from typing import Iterable, Literal, Mapping, NamedTuple, Sequence, get_args
 
 import polars as pl
 
+from fastscore.benchmarks import declared as _benchmarks
 from fastscore.sweep import SUBMISSION_COLUMNS
 
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
@@ -50,6 +51,8 @@ SubmissionKind = Literal["phenomenal", "mechanism"]
 STRATA = ("domain", "family", "n_mutations", "variant_only")
 STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
                   "variant_only": "Variants only (n_mutations > 0)"}
+STRATA += tuple(_benchmarks.STRATA)
+STRATUM_TITLES.update(_benchmarks.STRATA)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ RATES: list[Rate] = [
     Rate("acc_ood", "Acc OOD", pl.col("ood_acc").fill_null(False).mean(), True),
 ]
 """The rates, in column order (``register_rate`` adds one)."""
+RATES += [Rate(*rate) for rate in _benchmarks.rates()]  # the non-law benchmarks' (``fastscore.benchmarks``)
 
 
 def get_rate(name: str) -> Rate:
@@ -114,7 +118,7 @@ def _structure_means() -> list[pl.Expr]:
             pl.when(reference > 0).then(pl.col("n_quantities_recovered").filter(valued).sum() / reference)
             .alias("quantities_recovered")]
 
-BUILTIN_SCORER_COLUMNS = {"structure": STRUCTURE_SCHEMA}
+BUILTIN_SCORER_COLUMNS = {"structure": STRUCTURE_SCHEMA, "benchmarks": _benchmarks.columns()}
 """The columns of the built-in submission scorers (``fastscore.scorers``), by scorer
 name: declared here, so reading and summarising tables loads no scorer (the
 structure scorer loads Numba)."""
@@ -152,7 +156,7 @@ def register_rate(new: Rate) -> None:
 def summary_inputs() -> tuple[str, ...]:
     """The score columns ``summary`` and ``strata`` read: the cell, its strata and
     status, every rate's inputs and the structure scores."""
-    return tuple(dict.fromkeys(("config", "run", "task", "family", "domain", "n_mutations", "status",
+    return tuple(dict.fromkeys(("config", "run", "task", "family", "domain", "n_mutations", "status", *_benchmarks.STRATA,
                                 *(name for r in RATES for name in r.inputs), *STRUCTURE_INPUTS)))
 
 
