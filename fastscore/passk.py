@@ -28,6 +28,8 @@ import polars as pl
 
 from fastscore.benchmarks import declared as _benchmarks
 
+_LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.NAMES))
+"""Law tasks' cells (as ``fastscore.tables.LAW_TASKS``; this module does not import the tables)."""
 PASSK_FILE = "passk.parquet"
 PASSK_SCHEMA = {"config": pl.Utf8, "outcome": pl.Utf8, "label": pl.Utf8, "k": pl.Int64,
                 "pass_at_k": pl.Float64, "n_tasks": pl.Int64, "n_tasks_defined": pl.Int64}
@@ -45,8 +47,8 @@ class PassOutcome:
 
 
 OUTCOMES: list[PassOutcome] = [
-    PassOutcome("sa_p", "SA(P)", "p_equivalent"),
-    PassOutcome("sa_m", "SA(M)", "m_correct", pl.col("n_probes") > 0),
+    PassOutcome("sa_p", "SA(P)", "p_equivalent", _LAW_TASKS),
+    PassOutcome("sa_m", "SA(M)", "m_correct", _LAW_TASKS & (pl.col("n_probes") > 0)),
 ]
 """The outcomes pass@k is computed for, in table order (``register_outcome`` adds one)."""
 OUTCOMES += [PassOutcome(*outcome) for outcome in _benchmarks.outcomes()]  # ``fastscore.benchmarks``

@@ -72,14 +72,17 @@ class Rate:
         return tuple(self.expr.meta.root_names())
 
 
-HAS_PROBES = pl.col("n_probes") > 0  # the cells whose task has probes (SA(M), 1-(M|P))
+LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.NAMES))
+"""The cells of law tasks: the law rates leave a non-law benchmark's cells out (its
+``domain`` is its name, ``fastscore.benchmarks``), so a mixed problem set's SA(P) is over its laws."""
+HAS_PROBES = LAW_TASKS & (pl.col("n_probes") > 0)  # the cells whose task has probes (SA(M), 1-(M|P))
 RATES: list[Rate] = [
-    Rate("sa_p", "SA(P)", pl.col("p_equivalent").fill_null(False).mean(), True),
+    Rate("sa_p", "SA(P)", pl.col("p_equivalent").filter(LAW_TASKS).fill_null(False).mean(), True),
     Rate("sa_m", "SA(M)", pl.col("m_correct").filter(HAS_PROBES).fill_null(False).mean(), True),
     Rate("cond_fail", "1−(M|P)",
          (~pl.col("m_correct").fill_null(False)).filter(HAS_PROBES & pl.col("p_equivalent")).mean(), False),
-    Rate("acc_id", "Acc ID", pl.col("id_acc").fill_null(False).mean(), True),
-    Rate("acc_ood", "Acc OOD", pl.col("ood_acc").fill_null(False).mean(), True),
+    Rate("acc_id", "Acc ID", pl.col("id_acc").filter(LAW_TASKS).fill_null(False).mean(), True),
+    Rate("acc_ood", "Acc OOD", pl.col("ood_acc").filter(LAW_TASKS).fill_null(False).mean(), True),
 ]
 """The rates, in column order (``register_rate`` adds one)."""
 RATES += [Rate(*rate) for rate in _benchmarks.rates()]  # the non-law benchmarks' (``fastscore.benchmarks``)

@@ -9,6 +9,8 @@ import importlib
 
 import polars as pl
 
+NAMES = ("grn", "materials", "trajectories")
+"""The built-in benchmarks' names (the ``domain`` of their problems); a test checks them against ``MODULES``."""
 MODULES = ("fastscore.benchmarks.grn", "fastscore.benchmarks.materials", "fastscore.benchmarks.trajectories")
 STRATA = {"version": "By benchmark version", "difficulty": "By difficulty"}
 """Strata the benchmarks add (score columns of their rows)."""
