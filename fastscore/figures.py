@@ -124,7 +124,7 @@ def plot_passk(passk: pl.DataFrame, path: Path) -> bool:
     """pass@k against k, one panel per outcome (``fastscore.passk``), one line per
     config (k where pass@k is undefined is left out).  False (nothing written) when
     no outcome has a defined value."""
-    rows = passk.drop_nulls("pass_at_k")
+    rows = passk.drop_nulls(["pass_at_k", "config"])
     if rows.is_empty():
         return False
     outcomes = list(dict.fromkeys(rows["outcome"].to_list()))

@@ -18,8 +18,8 @@ import polars as pl
 from fastscore.figures import plot_domain_accuracy, plot_mutations
 from fastscore.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.structure_report import structure_section
-from fastscore.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, solver_cost, stratum_rows,
-                              summary_columns, summary_inputs)
+from fastscore.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, shown_rates, solver_cost,
+                              stratum_rows, summary_columns, summary_inputs)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -122,9 +122,10 @@ def _rate(row: dict, rate: str) -> str:
 
 
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in RATES)]
+    rates = shown_rates(frame)
+    headers = [*keys, "n_tasks", "n_runs", *(r.label for r in rates)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
-                             + [_rate(row, r.name) for r in RATES] for row in frame.iter_rows(named=True)])
+                             + [_rate(row, r.name) for r in rates] for row in frame.iter_rows(named=True)])
 
 
 # ---------------------------------------------------------------- sections

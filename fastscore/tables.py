@@ -88,6 +88,13 @@ RATES: list[Rate] = [
 RATES += [Rate(*rate) for rate in _benchmarks.rates()]  # the non-law benchmarks' (``fastscore.benchmarks``)
 
 
+def shown_rates(frame: pl.DataFrame) -> list[Rate]:
+    """The rates a printed summary shows: every rate, but a non-law benchmark's only
+    where it has a value in ``frame`` (a law sweep's table stays as it was)."""
+    own = {rate[0] for rate in _benchmarks.rates()}
+    return [r for r in RATES if r.name not in own or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
+
+
 def get_rate(name: str) -> Rate:
     """The rate called ``name``."""
     for candidate in RATES:

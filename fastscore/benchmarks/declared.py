@@ -9,7 +9,7 @@ import importlib
 
 import polars as pl
 
-NAMES = ("grn", "materials", "trajectories")
+NAMES = ("grn", "llema", "discoverphysics")
 """The built-in benchmarks' names (the ``domain`` of their problems); a test checks them against ``MODULES``."""
 MODULES = ("fastscore.benchmarks.grn", "fastscore.benchmarks.materials", "fastscore.benchmarks.trajectories")
 STRATA = {"version": "By benchmark version", "difficulty": "By difficulty"}

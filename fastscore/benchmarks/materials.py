@@ -1,6 +1,6 @@
 """LLEMA materials screens: candidate sets against a task's constraints.
 
-A task (YAML, ``benchmark: materials``): ``name``; ``constraints``: texts
+A task (YAML, ``benchmark: llema``): ``name``; ``constraints``: texts
 ``<property> in [lo, hi]``, ``<property> >= x``, ``<= x``, ``< x``, ``> x``;
 ``composition``: ``requires_any`` (elements, one of which must be present),
 ``exclude`` (elements), ``earth_abundant`` and ``non_toxic`` (true/false);
@@ -39,7 +39,7 @@ import polars as pl
 from fastscore.benchmarks.base import Benchmark, BadInput, row_of, submission_text, task_problem, yaml_format
 from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
 
-NAME = "materials"
+NAME = "llema"
 COLUMNS = {"mat_n_candidates": pl.Int64, "mat_n_duplicates": pl.Int64, "mat_n_invalid": pl.Int64,
            "mat_n_hits": pl.Int64, "mat_n_stable": pl.Int64, "mat_hit_rate": pl.Float64,
            "mat_stability_rate": pl.Float64, "mat_pareto_count": pl.Int64}
@@ -249,4 +249,4 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     return out
 
 
-BENCHMARK = Benchmark(NAME, yaml_format("materials", NAME, _read_task), score_task, COLUMNS)
+BENCHMARK = Benchmark(NAME, yaml_format("llema", NAME, _read_task), score_task, COLUMNS)

@@ -1,6 +1,6 @@
 """DiscoverPhysics: held-out particle trajectories of a world.
 
-A world (YAML, ``benchmark: trajectories``): ``name``, ``world`` (its kind; the
+A world (YAML, ``benchmark: discoverphysics``): ``name``, ``world`` (its kind; the
 problem's ``family``), ``difficulty``, ``dim`` (1-3), ``variance`` (the reference
 variance V_w), ``particles`` (``mass``, ``charge``: one number per particle),
 ``initial`` (``time``, ``positions``, ``velocities``), ``times`` (the held-out times,
@@ -41,7 +41,7 @@ import polars as pl
 
 from fastscore.benchmarks.base import Benchmark, BadInput, row_of, submission_text, task_problem, yaml_format
 
-NAME = "trajectories"
+NAME = "discoverphysics"
 COLUMNS = {"dp_error": pl.Float64, "dp_pass": pl.Boolean, "dp_submission": pl.Utf8, "dp_steps": pl.Int64,
            "explanation_score": pl.Float64}
 MINE = pl.col("domain") == NAME
@@ -235,4 +235,4 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     return out
 
 
-BENCHMARK = Benchmark(NAME, yaml_format("trajectories", NAME, _read_task), score_task, COLUMNS)
+BENCHMARK = Benchmark(NAME, yaml_format("discoverphysics", NAME, _read_task), score_task, COLUMNS)
