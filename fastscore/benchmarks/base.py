@@ -93,18 +93,24 @@ def submission_text(row: Mapping) -> str | None:
     return None
 
 
-def row_of(row: Mapping, problem: Problem, *, status: str = "ok", error: str | None = None,
+def base_fields(problem: Problem, **extra) -> dict:
+    """The columns every score row of a benchmark task shares (its family, domain, the
+    law columns a benchmark row leaves empty) and ``extra`` ones: made once a batch."""
+    return {"family": problem.family, "domain": problem.domain, "n_mutations": None, "kind": None,
+            "p_equivalent": None, "id_acc": None, "ood_acc": None, "m_correct": None, "n_probes": 0,
+            "n_probes_correct": 0, **extra}
+
+
+def row_of(row: Mapping, base: Mapping, status: str = "ok", error: str | None = None,
            fields: Mapping | None = None) -> dict:
-    """A benchmark's score row: the cell, the problem's family and domain, the status
-    and error, its own ``fields``, then the sweep row's other columns carried through."""
-    out = {"config": row["config"], "run": row["run"], "task": row["task"], "family": problem.family,
-           "domain": problem.domain, "n_mutations": None, "status": status, "error": error, "kind": None,
-           "p_equivalent": None, "id_acc": None, "ood_acc": None, "m_correct": None, "n_probes": 0,
-           "n_probes_correct": 0}
+    """A benchmark's score row: the cell, ``base`` (``base_fields``), the status and
+    error, its own ``fields``, then the sweep row's other columns carried through."""
+    out = {"config": row["config"], "run": row["run"], "task": row["task"], **base, "status": status,
+           "error": error}
     if fields:
         out.update(fields)
     for key, value in row.items():
-        if key not in _NOT_A_LAW and key not in out:
+        if key not in out and key not in _NOT_A_LAW:
             out[key] = value
     return out
 

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import Benchmark, BadInput, row_of, submission_text, task_problem, yaml_format
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+                                      yaml_format)
 
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
@@ -54,6 +55,14 @@ _SIGNS = {"+1": 1, "1": 1, "+": 1, "-1": -1, "-": -1, "activation": 1, "activate
           "repress": -1, "negative": -1}
 _EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(->|-\|)\s*([A-Za-z_][A-Za-z0-9_.]*)\s*$")
 _SPLIT = re.compile(r"[\n;,]")
+_ITEM = r"[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*(->|-\|)[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*"
+_EDGES = re.compile(_ITEM)
+_ONLY_EDGES = re.compile(r"(?:[\s;,]*[A-Za-z_][A-Za-z0-9_.]*[ \t\r]*(?:->|-\|)[ \t\r]*[A-Za-z_][A-Za-z0-9_.]*"
+                         r"(?=[ \t\r]*(?:[\n;,]|\Z)))*[\s;,]*")
+"""A text of edges only (the fast path; anything else is read part by part, which says what is wrong)."""
+_SIGN_OF = {"->": 1, "-|": -1}
+_MOTIF_KEYS = frozenset({"motif", "motif_family", "motif family"})
+_MOTIF_LINE = re.compile(r"^[ \t]*motif(?:[ _]family)?[ \t]*:([^\n]*)$", re.M | re.I)
 _UNOBSERVED = frozenset({"latent", "hidden", "unobserved", "unobservable"})
 MAX_TEXT = 1 << 20
 
@@ -129,6 +138,19 @@ def _adjacency(data: Mapping, nodes: frozenset, edges: dict) -> None:
                 _add(edges, nodes, names[i], names[j], int(value), f"adjacency[{i}][{j}]")
 
 
+def _edges_only(text: str, nodes: frozenset) -> frozenset | None:
+    """The graph of a text of valid edges only (the fast path); None for anything else."""
+    if not _ONLY_EDGES.fullmatch(text):
+        return None
+    found = _EDGES.findall(text)
+    triples = {(s, t, _SIGN_OF[a]) for s, a, t in found}
+    if len({(s, t) for s, t, _ in triples}) != len(triples):
+        return None  # an edge with both signs
+    if not nodes.issuperset([s for s, _, _ in found]) or not nodes.issuperset([t for _, _, t in found]):
+        return None
+    return frozenset(triples)
+
+
 def parse_graph(text: str, nodes: frozenset) -> tuple[frozenset, str | None]:
     """A submission -> (frozenset of (source, target, sign), motif label or None);
     raises ``BadInput`` with the reason."""
@@ -165,12 +187,20 @@ def parse_graph(text: str, nodes: frozenset) -> tuple[frozenset, str | None]:
                     continue
                 _add(edges, nodes, source, target, sign, f"edges[{i}]")
         return frozenset((s, t, g) for (s, t), g in edges.items()), motif_label(motif)
-    motif = None
+    motif, body = None, text
+    if "otif" in text:  # one motif line: read apart
+        found = _MOTIF_LINE.search(text)
+        if found is not None and _MOTIF_LINE.search(text, found.end()) is None:
+            motif, body = motif_label(found.group(1)), text[:found.start()] + text[found.end():]
+    graph = _edges_only(body, nodes)
+    if graph is not None:
+        return graph, motif
+    motif = None  # the slow path: part by part, saying what is wrong
     for i, part in enumerate(_SPLIT.split(text)):
         if not part.strip():
             continue
         head, colon, rest = part.partition(":")
-        if colon and head.strip().lower() in ("motif", "motif_family", "motif family"):
+        if colon and head.strip().lower() in _MOTIF_KEYS:
             motif = motif_label(rest)
             continue
         source, target, sign = _text_edge(part, f"edge {i + 1}")
@@ -178,17 +208,24 @@ def parse_graph(text: str, nodes: frozenset) -> tuple[frozenset, str | None]:
     return frozenset((s, t, g) for (s, t), g in edges.items()), motif
 
 
-def graph_scores(submitted: frozenset, reference: frozenset, motif: str | None, reference_motif: str | None) -> dict:
-    """The per-attempt scores of a submitted signed graph against the reference (module doc)."""
+def graph_scores(submitted: frozenset, reference: frozenset, motif: str | None, reference_motif: str | None,
+                 pairs: Mapping | None = None) -> dict:
+    """The per-attempt scores of a submitted signed graph against the reference (module
+    doc); ``pairs``: the reference's (source, target) -> sign, when already made."""
     hits = len(submitted & reference)
     precision = hits / len(submitted) if submitted else 0.0
     recall = hits / len(reference) if reference else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    theirs = {(s, t): g for s, t, g in reference}
-    shared = [g == theirs[(s, t)] for s, t, g in submitted if (s, t) in theirs]
+    if pairs is None:
+        pairs = {(s, t): g for s, t, g in reference}
+    shared = agree = 0
+    for s, t, g in submitted:
+        sign = pairs.get((s, t))
+        if sign is not None:
+            shared += 1
+            agree += sign == g
     return {"grn_precision": precision, "grn_recall": recall, "grn_f1": f1,
-            "grn_sign_accuracy": sum(shared) / len(shared) if shared else 0.0,
-            "grn_exact": submitted == reference,
+            "grn_sign_accuracy": agree / shared if shared else 0.0, "grn_exact": submitted == reference,
             "grn_motif": motif is not None and motif == reference_motif, "grn_n_edges": len(submitted)}
 
 
@@ -206,6 +243,7 @@ def _read_task(path: Path, root: Path, data: Mapping):
     except BadInput as error:
         raise ValueError(f"edges: {error}") from None
     task = {"nodes": frozenset(nodes), "edges": reference, "motif": motif_label(data.get("motif")),
+            "pairs": {(s, t): g for s, t, g in reference},
             "version": None if data.get("version") is None else str(data["version"]),
             "difficulty": None if data.get("difficulty") is None else str(data["difficulty"])}
     return task_problem(path, root, benchmark=NAME, task=task, name=str(data.get("name") or path.stem),
@@ -215,7 +253,7 @@ def _read_task(path: Path, root: Path, data: Mapping):
 def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
     """The score rows of a batch of GRN submissions to one task (repeats parsed once)."""
     task = problem.task
-    strata = {"version": task["version"], "difficulty": task["difficulty"]}
+    base = base_fields(problem, version=task["version"], difficulty=task["difficulty"])
     done: dict = {}
     out = []
     for row in rows:
@@ -226,11 +264,11 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
             else:
                 try:
                     edges, motif = parse_graph(text, task["nodes"])
-                    done[text] = ("ok", None, graph_scores(edges, task["edges"], motif, task["motif"]))
+                    done[text] = ("ok", None, graph_scores(edges, task["edges"], motif, task["motif"], task["pairs"]))
                 except BadInput as error:
                     done[text] = ("parse_error", str(error), {})
         status, error, fields = done[text]
-        out.append(row_of(row, problem, status=status, error=error, fields={**strata, **fields}))
+        out.append(row_of(row, base, status, error, fields))
     return out
 
 

@@ -36,7 +36,8 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import Benchmark, BadInput, row_of, submission_text, task_problem, yaml_format
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+                                      yaml_format)
 from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
 
 NAME = "llema"
@@ -231,6 +232,7 @@ def _read_task(path: Path, root: Path, data: Mapping):
 
 def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     """The score rows of a batch of attempts at one materials task (repeats scored once)."""
+    base = base_fields(problem)
     done: dict = {}
     out = []
     for row in rows:
@@ -245,7 +247,7 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
                 except BadInput as error:
                     done[text] = ("parse_error", str(error), {})
         status, error, fields = done[text]
-        out.append(row_of(row, problem, status=status, error=error, fields=fields))
+        out.append(row_of(row, base, status, error, fields))
     return out
 
 

@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fastscore.benchmarks.base import Benchmark, BadInput, row_of, submission_text, task_problem, yaml_format
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+                                      yaml_format)
 
 NAME = "discoverphysics"
 COLUMNS = {"dp_error": pl.Float64, "dp_pass": pl.Boolean, "dp_submission": pl.Utf8, "dp_steps": pl.Int64,
@@ -208,6 +209,7 @@ def _read_task(path: Path, root: Path, data: Mapping):
 def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     """The score rows of a batch of attempts at one world (repeats scored once)."""
     task = problem.task
+    base = base_fields(problem, difficulty=task["difficulty"])
     done: dict = {}
     out = []
     for row in rows:
@@ -229,9 +231,7 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
         passed = None if status != "ok" else bool(
             fields["dp_error"] < settings.dp_error_threshold and explanation is not None
             and explanation >= settings.dp_explanation_threshold)
-        out.append(row_of(row, problem, status=status, error=error,
-                          fields={**fields, "dp_pass": passed, "explanation_score": explanation,
-                                  "difficulty": task["difficulty"]}))
+        out.append(row_of(row, base, status, error, {**fields, "dp_pass": passed, "explanation_score": explanation}))
     return out
 
 
