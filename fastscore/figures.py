@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from fastscore.tables import get_rate, stratum_rows
 
@@ -142,6 +143,7 @@ def plot_passk(passk: pl.DataFrame, path: Path) -> bool:
                                           marker=styles[config]["marker"], color=styles[config]["color"])
         axes.set_title(f"pass@k: {mine['label'][0]}")
         axes.set_xlabel("k")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylim(-0.05, 1.05)
         axes.grid(alpha=0.3)
     panels[0].set_ylabel("pass@k (mean over tasks)")

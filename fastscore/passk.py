@@ -28,7 +28,7 @@ import polars as pl
 
 from fastscore.benchmarks import declared as _benchmarks
 
-_LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.NAMES))
+_LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.names()))
 """Law tasks' cells (as ``fastscore.tables.LAW_TASKS``; this module does not import the tables)."""
 PASSK_FILE = "passk.parquet"
 PASSK_SCHEMA = {"config": pl.Utf8, "outcome": pl.Utf8, "label": pl.Utf8, "k": pl.Int64,

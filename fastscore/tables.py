@@ -72,7 +72,7 @@ class Rate:
         return tuple(self.expr.meta.root_names())
 
 
-LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.NAMES))
+LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.names()))
 """The cells of law tasks: the law rates leave a non-law benchmark's cells out (its
 ``domain`` is its name, ``fastscore.benchmarks``), so a mixed problem set's SA(P) is over its laws."""
 HAS_PROBES = LAW_TASKS & (pl.col("n_probes") > 0)  # the cells whose task has probes (SA(M), 1-(M|P))

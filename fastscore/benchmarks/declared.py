@@ -9,8 +9,6 @@ import importlib
 
 import polars as pl
 
-NAMES = ("grn", "llema", "discoverphysics")
-"""The built-in benchmarks' names (the ``domain`` of their problems); a test checks them against ``MODULES``."""
 MODULES = ("fastscore.benchmarks.grn", "fastscore.benchmarks.materials", "fastscore.benchmarks.trajectories")
 STRATA = {"version": "By benchmark version", "difficulty": "By difficulty"}
 """Strata the benchmarks add (score columns of their rows)."""
@@ -20,6 +18,12 @@ SHARED_COLUMNS = {"version": pl.Utf8, "difficulty": pl.Utf8}
 def benchmark_modules() -> list:
     """The benchmark modules, imported."""
     return [importlib.import_module(name) for name in MODULES]
+
+
+def names() -> tuple[str, ...]:
+    """The benchmarks' names: the ``domain`` of their problems, which no law problem's
+    domain may be (the law rates leave these cells out)."""
+    return tuple(module.NAME for module in benchmark_modules())
 
 
 def columns() -> dict:
