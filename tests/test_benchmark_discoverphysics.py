@@ -105,6 +105,9 @@ def test_pairwise_forces_match_an_independent_rk4():
     ('{"acceleration": {"w": "0"}}', "component 'w'"),
     ('{"acceleration": {"x": "-k*x"}, "parameters": {"k": "two"}}', "not a finite number"),
     ('{"acceleration": {"x": "-x"}, "parameters": {"m": 1}}', "not a free name"),
+    ('{"acceleration": {"x": "-pi*x"}, "parameters": {"pi": 2}}', "not a free name"),   # the grammar's constant
+    ('{"acceleration": {"x": "sin*x"}, "parameters": {"sin": 2}}', "not a free name"),  # and function
+    ("ax = 1/0", "division by zero"),
     ("{}", "gives no acceleration"),
     ("ax = __import__('os')", "ax:"),
 ])

@@ -114,3 +114,31 @@ def test_a_sweep_scores_graphs_with_rates_strata_and_pass_at_k(tmp_path):
     strata = pl.read_parquet(tmp_path / "out" / "strata.parquet")
     easy = strata.filter((pl.col("stratum") == "difficulty") & (pl.col("value") == "easy")).row(0, named=True)
     assert easy["grn_exact"] == pytest.approx(1 / 2)  # cascade and coherent-ffl: one exact of two each run
+
+
+def test_a_folder_mixing_laws_and_graphs_keeps_each_rate_to_its_own_tasks(tmp_path):
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    example = Path(__file__).resolve().parents[1] / "problems" / "example" / "circular-orbit-period.yaml"
+    (problems / "orbit.yaml").write_text(example.read_text())
+    (problems / "cascade.yaml").write_text((GRN / "cascade.yaml").read_text())
+    rows = [{"config": "a", "run": 0, "task": "orbit", "phenomenal": "T = 2*pi*sqrt(r**3/(G*M))"},
+            {"config": "a", "run": 0, "task": "cascade", "submission": "X -> Y; Y -| Z"}]
+    sweep = tmp_path / "s.jsonl"
+    sweep.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    score_sweep(problems, sweep, tmp_path / "out", executor="local")
+    summary = pl.read_parquet(tmp_path / "out" / "summary.parquet").row(0, named=True)
+    assert summary["sa_p"] == 1.0 and summary["n_tasks"] == 2  # over the law task only
+    assert summary["grn_exact"] == 0.0 and summary["grn_f1"] == pytest.approx(0.5)
+    passk = pl.read_parquet(tmp_path / "out" / "passk.parquet")
+    assert passk.filter(pl.col("outcome") == "sa_p").select("pass_at_k", "n_tasks").rows() == [(1.0, 1)]
+
+
+def test_the_benchmarks_declare_their_columns_and_names():
+    from fastscore import tables
+    from fastscore.benchmarks import BENCHMARKS, declared
+    assert set(declared.names()) == set(BENCHMARKS) == {"grn", "llema", "discoverphysics"}
+    for module in declared.benchmark_modules():
+        assert module.BENCHMARK.name == module.NAME and all(tables.SCORE_SCHEMA[c] == t for c, t in
+                                                            module.COLUMNS.items())
+        assert {r[0] for r in module.RATES} <= {r.name for r in tables.RATES}

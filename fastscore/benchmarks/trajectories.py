@@ -109,13 +109,15 @@ def _law_lines(text: str, dim: int) -> dict:
 def compile_law(formulas: Mapping[str, str], parameters: Mapping, dim: int, limits):
     """Parse and compile a law: (ops, args, starts, depth, has, parameter values); raises BadInput."""
     from fastscore.compile import UnsupportedExpression, compile_tape
+    from fastscore.functions import CONSTANTS, FUNCTION_TABLE
     from fastscore.kernels.motion import MOTION_VARIABLES
     from fastscore.kernels.tape import pack
     from fastscore.parse import parse_expression
     from fastscore.tokens import ParseError
     names = []
     for name, value in parameters.items():
-        if not isinstance(name, str) or not name.isidentifier() or name in MOTION_VARIABLES:
+        if not isinstance(name, str) or not name.isidentifier() or name in MOTION_VARIABLES \
+                or name in FUNCTION_TABLE or name in CONSTANTS:
             raise BadInput(f"parameter {str(name)[:30]!r}: not a free name")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise BadInput(f"parameter {name}: {str(value)[:30]!r} is not a finite number")
