@@ -7,10 +7,10 @@ problem-format registry imports it on first use); ``declared`` holds what the ta
 read without loading a scorer.  docs/benchmarks.md is the manual."""
 from __future__ import annotations
 
-from fastscore.benchmarks.base import BENCHMARKS, Benchmark, benchmark_of, register_benchmark
+from fastscore.benchmarks.base import BENCHMARKS, Benchmark, benchmark_of, law_problems, register_benchmark
 from fastscore.benchmarks.declared import MODULES, benchmark_modules
 
-__all__ = ["BENCHMARKS", "Benchmark", "benchmark_of", "register_benchmark", "MODULES"]
+__all__ = ["BENCHMARKS", "Benchmark", "benchmark_of", "law_problems", "register_benchmark", "MODULES"]
 
 for _module in benchmark_modules():
     if _module.NAME not in BENCHMARKS:

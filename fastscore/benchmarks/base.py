@@ -60,6 +60,11 @@ def benchmark_of(problem) -> Benchmark | None:
     return BENCHMARKS.get(getattr(problem, "format", None))
 
 
+def law_problems(problems) -> list[Problem]:
+    """The law problems of a problem set (those no benchmark scores), in order."""
+    return [problem for problem in problems if benchmark_of(problem) is None]
+
+
 def task_problem(path: Path, root: Path, *, benchmark: str, task: object, name: str, description: str = "",
                  family: str | None = None) -> Problem:
     """The ``Problem`` of a benchmark task: no law, its task in ``task``."""
