@@ -8,7 +8,8 @@ Every tape reads the rows of ``MOTION_VARIABLES`` then the law's parameters:
 - for the pairwise part (tapes ``dim .. 2*dim-1``), summed over the other particles
   ``j``: the same rows of ``i`` plus ``dx, dy, dz`` (``x_j - x_i``, ...), ``r`` (their
   distance), ``q_j`` and ``m_j``.
-A component without a tape contributes 0 (``has``).  The state at each time of
+A component without a tape contributes 0 (``has``); ``reads`` marks the rows the
+pairwise tapes read (the others are not filled per pair).  The state at each time of
 ``times`` is written to ``out`` (particles, times, dim); the step is the interval to
 the next time divided by ``substeps``.  Velocity Verlet reads the velocity of the
 step's start in its second acceleration (exact when the law does not read velocities).
@@ -36,7 +37,7 @@ def _run(ops, args, start, stop, X, n_points, stack, out, column):
 
 
 @kernel
-def _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, acc):
+def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, acc):
     n = pos.shape[0]
     for i in range(n):
         for d in range(3):
@@ -64,7 +65,8 @@ def _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP
             if i == j:
                 continue
             for row in range(9):
-                XP[row, k] = X[row, i]
+                if reads[row]:
+                    XP[row, k] = X[row, i]
             r2 = 0.0
             for d in range(3):
                 delta = (pos[j, d] - pos[i, d]) if d < dim else 0.0
@@ -74,7 +76,8 @@ def _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP
             XP[13, k] = q[j]
             XP[14, k] = m[j]
             for p in range(params.size):
-                XP[N_FIXED + p, k] = params[p]
+                if reads[N_FIXED + p]:
+                    XP[N_FIXED + p, k] = params[p]
             k += 1
     for c in range(dim):
         if has[dim + c]:
@@ -84,7 +87,7 @@ def _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP
 
 
 @kernel
-def integrate(ops, args, starts, depth, has, dim, pos0, vel0, q, m, params, t0, times, substeps, method, out):
+def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method, out):
     """Integrate from ``(pos0, vel0)`` at ``t0``; write positions at ``times`` to ``out``
     (module doc).  ``method`` 0: RK4, 1: velocity Verlet."""
     n = pos0.shape[0]
@@ -107,36 +110,36 @@ def integrate(ops, args, starts, depth, has, dim, pos0, vel0, q, m, params, t0, 
         for step in range(substeps):
             t = start + step * h
             if method == 0:
-                _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * vel[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a1[i, d]
-                _accelerations(ops, args, starts, has, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
                                pair_out, a2)
                 v2 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * v2[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a2[i, d]
-                _accelerations(ops, args, starts, has, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
                                pair_out, a3)
                 v3 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + h * v3[i, d]
                         v[i, d] = vel[i, d] + h * a3[i, d]
-                _accelerations(ops, args, starts, has, dim, p, v, q, m, t + h, params, X, XP, stack, pair_out, a4)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, pair_out, a4)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h / 6.0 * (vel[i, d] + 2.0 * v2[i, d] + 2.0 * v3[i, d] + v[i, d])
                         vel[i, d] += h / 6.0 * (a1[i, d] + 2.0 * a2[i, d] + 2.0 * a3[i, d] + a4[i, d])
             else:
-                _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h * vel[i, d] + 0.5 * h * h * a1[i, d]
-                _accelerations(ops, args, starts, has, dim, pos, vel, q, m, t + h, params, X, XP, stack,
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t + h, params, X, XP, stack,
                                pair_out, a2)
                 for i in range(n):
                     for d in range(dim):

@@ -107,10 +107,12 @@ def _law_lines(text: str, dim: int) -> dict:
 
 
 def compile_law(formulas: Mapping[str, str], parameters: Mapping, dim: int, limits):
-    """Parse and compile a law: (ops, args, starts, depth, has, parameter values); raises BadInput."""
+    """Parse and compile a law: (ops, args, starts, depth, has, rows the pairwise tapes
+    read, parameter values); raises BadInput."""
     from fastscore.compile import UnsupportedExpression, compile_tape
     from fastscore.functions import CONSTANTS, FUNCTION_TABLE
     from fastscore.kernels.motion import MOTION_VARIABLES
+    from fastscore.kernels import opcodes
     from fastscore.kernels.tape import pack
     from fastscore.parse import parse_expression
     from fastscore.tokens import ParseError
@@ -135,21 +137,26 @@ def compile_law(formulas: Mapping[str, str], parameters: Mapping, dim: int, limi
             except (ParseError, UnsupportedExpression) as error:
                 raise BadInput(f"{prefix}a{component}: {error}") from None
     batch = pack(tapes)
+    reads = np.zeros(len(variables), dtype=np.bool_)  # the rows the pairwise tapes read
+    for tape in tapes[dim:]:
+        for code, arg in zip(tape.ops.tolist(), tape.args.tolist()):
+            if code in opcodes.WITH_VARIABLE:
+                reads[int(arg)] = True
     return (batch.ops.astype(np.int32), batch.args.astype(np.float64), batch.starts.astype(np.int64), batch.depth,
-            np.array(has, dtype=np.bool_), np.array([float(parameters[n]) for n in names]))
+            np.array(has, dtype=np.bool_), reads, np.array([float(parameters[n]) for n in names]))
 
 
 def simulate(task: Mapping, law, settings) -> tuple[np.ndarray, int]:
     """Positions at the held-out times under a compiled law, and the steps taken."""
     from fastscore.kernels.motion import integrate
-    ops, args, starts, depth, has, parameters = law
+    ops, args, starts, depth, has, reads, parameters = law
     n, n_times, dim = task["heldout"].shape
     steps = n_times * settings.dp_substeps
     work = steps * n * (max(n - 1, 1) if has[dim:].any() else 1)
     if work > settings.dp_max_work:
         raise OverflowError(f"{work:,} particle-steps exceed dp_max_work = {settings.dp_max_work:,}")
     out = np.empty((n, n_times, dim))
-    integrate(ops, args, starts, depth, has, dim, task["positions"], task["velocities"], task["charge"],
+    integrate(ops, args, starts, depth, has, reads, dim, task["positions"], task["velocities"], task["charge"],
               task["mass"], parameters, task["t0"], task["times"], settings.dp_substeps, settings.dp_integrator, out)
     return out, steps
 
