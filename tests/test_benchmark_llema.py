@@ -157,3 +157,13 @@ def test_the_bundled_candidate_table_scores_in_a_sweep(tmp_path):
     assert scores.filter(pl.col("status") == "ok")["mat_n_candidates"].min() >= 1
     summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     assert summary["mat_hit_rate"].is_not_null().all() and summary["sa_p"].is_null().all()
+
+
+def test_all_nan_properties_make_invalid_candidates_not_hits():
+    text = '[{"formula": "TiC", "bulk_modulus": NaN, "shear_modulus": NaN, "energy_above_hull": NaN}, ' \
+           '{"formula": "WC", "bulk_modulus": Infinity, "shear_modulus": 100}]'
+    fields, reasons = score_attempt(TASKS["hard-stiff-ceramics"].task, text, Settings())
+    assert (fields["mat_n_candidates"], fields["mat_n_invalid"], fields["mat_n_hits"], fields["mat_n_stable"]) == (
+        2, 2, 0, 0)
+    assert fields["mat_hit_rate"] == 0.0 and fields["mat_pareto_count"] == 0
+    assert "bulk_modulus is not a finite number; property shear_modulus is not a finite number" in reasons
