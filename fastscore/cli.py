@@ -151,7 +151,7 @@ def _score(args) -> int:
     from fastscore.problems import read_task_list
     from fastscore.run import score_sweep
     from fastscore.runs import ExperimentNames
-    from fastscore.tables import OUTPUT, RATES
+    from fastscore.tables import OUTPUT, shown_rates
     settings = _settings(args, [s.name for s in scalar_settings()])
     tasks = None if args.tasks is None else read_task_list(args.tasks)
     experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
@@ -159,10 +159,8 @@ def _score(args) -> int:
     summary = score_sweep(args.problems, args.sweep, args.out, tasks=tasks, executor=args.executor,
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments, strict=args.strict)
-    # the harness's rates only where the sweep carried its records
-    shown = [rate.name for rate in RATES if summary[rate.name].null_count() < summary.height]
     with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=400, float_precision=3, tbl_hide_dataframe_shape=True):
-        print(summary.select("config", "n_tasks", "n_runs", *shown))
+        print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in shown_rates(summary))))
     print(f"wrote {args.out}/{', '.join(OUTPUT)}")
     return 0
 

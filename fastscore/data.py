@@ -277,7 +277,8 @@ def _splits_of(problems: str | Path | Iterable[Problem], settings: Settings) -> 
     """Each problem (of a directory, or given) with the splits scoring draws for it
     (each reference built with the garbage collector paused, ``fastscore.collector``)."""
     from .reference import build_reference  # the reference side is built on this module
-    for problem in load_problems(problems) if isinstance(problems, (str, Path)) else list(problems):
+    from .benchmarks import law_problems  # a non-law benchmark's task has no splits
+    for problem in law_problems(load_problems(problems) if isinstance(problems, (str, Path)) else problems):
         with paused():
             splits = build_reference(problem, settings=settings).splits
         yield problem, splits

@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from fastscore.tables import get_rate, stratum_rows
 
@@ -116,5 +117,37 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
         axes.grid(axis="y", alpha=0.3)
     figure.axes[0].set_ylabel("share of tasks (mean over runs)")
     _legend(figure, handles, configs)
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def plot_passk(passk: pl.DataFrame, path: Path) -> bool:
+    """pass@k against k, one panel per outcome (``fastscore.passk``), one line per
+    config (k where pass@k is undefined is left out).  False (nothing written) when
+    no outcome has a defined value."""
+    rows = passk.drop_nulls(["pass_at_k", "config"])
+    if rows.is_empty():
+        return False
+    outcomes = list(dict.fromkeys(rows["outcome"].to_list()))
+    configs, styles = _configs(rows)
+    figure = Figure(figsize=(max(5.0, 4.2 * len(outcomes)), _height(3.6, configs)), layout="constrained")
+    panels = figure.subplots(1, len(outcomes), sharey=True, squeeze=False)[0]
+    handles: dict[str, object] = {}
+    for axes, outcome in zip(panels, outcomes):
+        mine = rows.filter(pl.col("outcome") == outcome)
+        for config in configs:
+            line = mine.filter(pl.col("config") == config).sort("k")
+            if line.is_empty():
+                continue
+            handles[config], = axes.plot(line["k"].to_numpy(), line["pass_at_k"].to_numpy(),
+                                          marker=styles[config]["marker"], color=styles[config]["color"])
+        axes.set_title(f"pass@k: {mine['label'][0]}")
+        axes.set_xlabel("k")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_ylim(-0.05, 1.05)
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("pass@k (mean over tasks)")
+    shown = [c for c in configs if c in handles]
+    _legend(figure, [handles[c] for c in shown], shown)
     figure.savefig(path, dpi=110)
     return True

@@ -18,8 +18,8 @@ import polars as pl
 from fastscore.figures import plot_domain_accuracy, plot_mutations
 from fastscore.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.structure_report import structure_section
-from fastscore.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, solver_cost, stratum_rows,
-                              summary_columns, summary_inputs)
+from fastscore.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, shown_rates, solver_cost,
+                              stratum_rows, summary_columns, summary_inputs)
 from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
@@ -121,14 +121,8 @@ def _rate(row: dict, rate: str) -> str:
     return "—" if value is None else f"{value:.3f} ± {_number(row.get(f'{rate}_std'))}"
 
 
-def _shown_rates(frame: pl.DataFrame) -> list:
-    """The rates of a table: the harness's (``harness_*``) only where the sweep carried its records."""
-    return [r for r in RATES if not r.name.startswith("harness_")
-            or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
-
-
 def _rate_table(document: _Document, frame: pl.DataFrame, keys: Sequence[str]) -> None:
-    rates = _shown_rates(frame)
+    rates = shown_rates(frame)
     headers = [*keys, "n_tasks", "n_runs", *(r.label for r in rates)]
     document.table(headers, [[_number(row[k]) for k in keys] + [str(row["n_tasks"]), str(row["n_runs"])]
                              + [_rate(row, r.name) for r in rates] for row in frame.iter_rows(named=True)])
@@ -254,6 +248,26 @@ def _figures_section(document: _Document, strata: pl.DataFrame, out: Path) -> No
         document.text("No domains in the problems: the figure of accuracy by domain is skipped.")
 
 
+PASSK_FIGURE = "passk.png"
+
+
+def _passk_section(document: _Document, directory: Path, out: Path) -> None:
+    """pass@k against k per configuration (``fastscore.passk``), from ``passk.parquet``
+    (computed from the scores when an older run has none)."""
+    from fastscore.figures import plot_passk
+    from fastscore.passk import PASSK_FILE, read_passk
+    (out / PASSK_FIGURE).unlink(missing_ok=True)
+    path = directory / PASSK_FILE
+    passk = pl.read_parquet(path) if path.is_file() else read_passk(directory / OUTPUT.scores)
+    document.heading(2, "pass@k")
+    document.text("Unbiased pass@k = 1 − C(n−c, k)/C(n, k) per task (n runs, c successes), averaged over "
+                  "tasks; undefined (left out) where a task has fewer than k runs. Table: `passk.parquet`.")
+    if plot_passk(passk, out / PASSK_FIGURE):
+        document.image(PASSK_FIGURE, "pass@k against k per configuration")
+    else:
+        document.text("No outcome has a defined pass@k.")
+
+
 AUDIT_FILE = "harness_audit.parquet"
 AUDIT_ROWS = 50
 
@@ -358,6 +372,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _published_section(document, directory)
     _figures_section(document, strata, out)
     structure_section(document, directory, out)
+    _passk_section(document, directory, out)
     path = out / "report.md"
     path.write_text(document.markdown(), encoding="utf-8")
     (out / "report.html").write_text(document.html(), encoding="utf-8")

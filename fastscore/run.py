@@ -44,6 +44,7 @@ from fastscore import tables
 from fastscore.executors import ExecutorName, make_executor
 from fastscore.executors.base import Executor, WorkUnit
 from fastscore.parts import PartStore, atomically
+from fastscore.passk import PASSK_FILE, read_passk
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.published import numeric_columns, published
@@ -171,6 +172,7 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     atomically(out / tables.OUTPUT.summary, summary.write_parquet)
     atomically(out / tables.OUTPUT.strata, strata.write_parquet)
     atomically(out / tables.OUTPUT.published, published(_published_columns(out / tables.OUTPUT.scores)).write_parquet)
+    atomically(out / PASSK_FILE, read_passk(out / tables.OUTPUT.scores).write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
                  problems_sha256=state["problems_sha256"], known=known)
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / tables.OUTPUT.scores)

@@ -65,6 +65,27 @@ class Settings:
     max_text_nodes: int = _setting(100_000, 1, 10**9, int,
                                    "a derived law larger than this tree is judged but not written out "
                                    "(derived_formula null)")
+    # non-law benchmarks (fastscore.benchmarks; docs/benchmarks.md)
+    llema_literal: int = _setting(0, 0, 2, int,
+                                  "LLEMA constraint rules: 0 fastscore's (every operator; calculate_validity's "
+                                  "element lists), 1 calculate_validity's literal (no '<'/'>' branch: such a "
+                                  "constraint never holds), 2 calculate_stability's literal (Sb, U, Th toxic; "
+                                  "earth-abundant read as an allowed list)")
+    llema_stable_ehull: float = _setting(0.1, 0, 1e6, _NUMBER,
+                                         "LLEMA stability: a hit with energy above hull <= this (eV/atom)")
+    llema_pareto_hits_only: int = _setting(1, 0, 1, int,
+                                           "LLEMA Pareto count over the attempt's hits (1) or over every "
+                                           "candidate with the objectives' values (0)")
+    dp_error_threshold: float = _setting(0.1, 0, 1e300, _NUMBER,
+                                         "DiscoverPhysics pass: normalised trajectory error below this")
+    dp_explanation_threshold: float = _setting(0.9, -1e300, 1e300, _NUMBER,
+                                               "DiscoverPhysics pass: explanation score at least this")
+    dp_integrator: int = _setting(0, 0, 1, int,
+                                  "law-of-motion integrator: 0 fixed-step RK4, 1 velocity Verlet")
+    dp_substeps: int = _setting(10, 1, 10**6, int,
+                                "integration steps per interval between two held-out times")
+    dp_max_work: int = _setting(10**8, 1, 10**12, int,
+                                "most particle-steps a law-of-motion attempt may integrate (else eval_error)")
     limits: Limits = field(default=DEFAULT_LIMITS, metadata={"help": "the parser's bounds on one submission"})
 
     def __post_init__(self):

@@ -94,11 +94,12 @@ def _json_text(value) -> str | None:
 
 
 _TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text,
-                 "probe_replies": _json_text, "probe_columns": _json_text}
+                 "probe_replies": _json_text, "probe_columns": _json_text, "submission": _json_text}
 """The submission columns of a normalised batch: ``probe_replies`` (probe -> a reply
 ``probe = expr``, scored by MechBench's rule) and ``probe_columns`` (probe -> extra
 columns of its probe row) come from MechBench run folders (``fastscore.runs``) and may be
-given in any format."""
+given in any format; ``submission`` carries a non-law benchmark's submission (a
+graph, a candidate table, trajectories: ``fastscore.benchmarks``)."""
 SUBMISSION_COLUMNS = tuple(_TEXT_COLUMNS)
 """The columns that carry the submission itself (scored, not carried through to the output)."""
 COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")

@@ -28,6 +28,7 @@ from typing import Iterable, Literal, Mapping, NamedTuple, Sequence, get_args
 
 import polars as pl
 
+from fastscore.benchmarks import declared as _benchmarks
 from fastscore.sweep import SUBMISSION_COLUMNS
 
 METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
@@ -54,6 +55,8 @@ STRATA = ("domain", "family", "n_mutations", "variant_only", "variant_class")
 STRATUM_TITLES = {"domain": "By domain", "family": "By family", "n_mutations": "By number of mutations",
                   "variant_only": "Variants only (n_mutations > 0)",
                   "variant_class": "Original / one mutation / several mutations"}
+STRATA += tuple(_benchmarks.STRATA)
+STRATUM_TITLES.update(_benchmarks.STRATA)
 
 
 @dataclass(frozen=True)
@@ -73,16 +76,29 @@ class Rate:
         return tuple(self.expr.meta.root_names())
 
 
-HAS_PROBES = pl.col("n_probes") > 0  # the cells whose task has probes (SA(M), 1-(M|P))
+LAW_TASKS = pl.col("domain").is_null() | ~pl.col("domain").is_in(list(_benchmarks.names()))
+"""The cells of law tasks: the law rates leave a non-law benchmark's cells out (its
+``domain`` is its name, ``fastscore.benchmarks``), so a mixed problem set's SA(P) is over its laws."""
+HAS_PROBES = LAW_TASKS & (pl.col("n_probes") > 0)  # the cells whose task has probes (SA(M), 1-(M|P))
 RATES: list[Rate] = [
-    Rate("sa_p", "SA(P)", pl.col("p_equivalent").fill_null(False).mean(), True),
+    Rate("sa_p", "SA(P)", pl.col("p_equivalent").filter(LAW_TASKS).fill_null(False).mean(), True),
     Rate("sa_m", "SA(M)", pl.col("m_correct").filter(HAS_PROBES).fill_null(False).mean(), True),
     Rate("cond_fail", "1−(M|P)",
          (~pl.col("m_correct").fill_null(False)).filter(HAS_PROBES & pl.col("p_equivalent")).mean(), False),
-    Rate("acc_id", "Acc ID", pl.col("id_acc").fill_null(False).mean(), True),
-    Rate("acc_ood", "Acc OOD", pl.col("ood_acc").fill_null(False).mean(), True),
+    Rate("acc_id", "Acc ID", pl.col("id_acc").filter(LAW_TASKS).fill_null(False).mean(), True),
+    Rate("acc_ood", "Acc OOD", pl.col("ood_acc").filter(LAW_TASKS).fill_null(False).mean(), True),
 ]
-"""The rates, in column order (``register_rate`` adds one)."""
+"""The rates, in column order (``register_rate`` adds one): the law rates, their exact
+and published counterparts, then the non-law benchmarks' (end of module)."""
+
+
+def shown_rates(frame: pl.DataFrame) -> list[Rate]:
+    """The rates a printed summary shows: every rate, but a non-law benchmark's and the
+    harness's (``harness_*``) only where they have a value in ``frame`` (a law sweep's
+    table stays as it was; the harness's rates need its records)."""
+    own = {rate[0] for rate in _benchmarks.rates()}
+    return [r for r in RATES if (r.name not in own and not r.name.startswith("harness_"))
+            or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
 
 
 def get_rate(name: str) -> Rate:
@@ -118,7 +134,7 @@ def _structure_means() -> list[pl.Expr]:
             pl.when(reference > 0).then(pl.col("n_quantities_recovered").filter(valued).sum() / reference)
             .alias("quantities_recovered")]
 
-BUILTIN_SCORER_COLUMNS = {"structure": STRUCTURE_SCHEMA}
+BUILTIN_SCORER_COLUMNS = {"structure": STRUCTURE_SCHEMA, "benchmarks": _benchmarks.columns()}
 """The columns of the built-in submission scorers (``fastscore.scorers``), by scorer
 name: declared here, so reading and summarising tables loads no scorer (the
 structure scorer loads Numba)."""
@@ -155,7 +171,8 @@ def register_rate(new: Rate) -> None:
 
 
 EXACT_RATES = (
-    Rate("sa_p_exact", "SA(P) exact", (pl.col("p_verdict") == "proven").fill_null(False).mean(), True),
+    Rate("sa_p_exact", "SA(P) exact", (pl.col("p_verdict") == "proven").filter(LAW_TASKS).fill_null(False).mean(),
+         True),
     Rate("sa_m_exact", "SA(M) exact",
          (pl.col("n_probes_proven").fill_null(0) == pl.col("n_probes")).filter(HAS_PROBES).fill_null(False).mean(),
          True),
@@ -170,7 +187,7 @@ for _rate in EXACT_RATES:
 def summary_inputs() -> tuple[str, ...]:
     """The score columns ``summary`` and ``strata`` read: the cell, its strata and
     status, every rate's inputs and the structure scores."""
-    return tuple(dict.fromkeys(("config", "run", "task", "family", "domain", "n_mutations", "status",
+    return tuple(dict.fromkeys(("config", "run", "task", "family", "domain", "n_mutations", "status", *_benchmarks.STRATA,
                                 *(name for r in RATES for name in r.inputs), *STRUCTURE_INPUTS)))
 
 
@@ -309,3 +326,4 @@ SCORE_SCHEMA.update(NUMERIC_SCHEMA)
 for _name, _label in (("p_num", "P num"), ("m_num", "M num"), ("harness_p_num", "P num (harness)"),
                       ("harness_m_num", "M num (harness)")):
     register_rate(Rate(_name, _label, pl.col(_name).mean(), True))  # over the judged cells (nulls left out)
+RATES += [Rate(*rate) for rate in _benchmarks.rates()]  # the non-law benchmarks' (``fastscore.benchmarks``)

@@ -44,8 +44,9 @@ class Finding:
 
 def validate_problems(problems: Iterable[Problem], *, settings: Settings = DEFAULT_SETTINGS) -> Iterator[Finding]:
     """Findings for every check of every problem, problem by problem (the garbage
-    collector paused for each, ``fastscore.collector``)."""
-    for problem in problems:
+    collector paused for each, ``fastscore.collector``); a non-law benchmark's task has no checks."""
+    from fastscore.benchmarks import law_problems
+    for problem in law_problems(problems):
         with paused():
             findings = validate_problem(problem, settings=settings)
         yield from findings

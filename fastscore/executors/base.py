@@ -14,6 +14,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from fastscore.benchmarks import benchmark_of
 from fastscore.collector import paused
 from fastscore.problems import Problem
 from fastscore.reference import Reference, build_reference
@@ -44,9 +45,13 @@ class ReferenceCache:
         self._problems, self._settings, self._built = problems, settings, {}
         self.memo = ScoreMemo(settings.memo_size)
 
-    def __getitem__(self, task: str) -> Reference:
+    def __getitem__(self, task: str) -> Reference | Problem:
+        """The task's reference; a non-law benchmark's task (``fastscore.benchmarks``)
+        has none: its problem is returned as it is."""
         if task not in self._built:
-            self._built[task] = build_reference(self._problems[task], settings=self._settings)
+            problem = self._problems[task]
+            self._built[task] = problem if benchmark_of(problem) is not None else \
+                build_reference(problem, settings=self._settings)
             gc.freeze()  # long-lived objects leave the collector's scans: no growing pauses
         return self._built[task]
 
@@ -54,9 +59,14 @@ class ReferenceCache:
 def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings,
                 score: Callable[..., Result]) -> Iterator[Result]:
     """Score each (task, rows) unit against its reference with ``score``
-    (``fastscore.score.score_task``, as each executor names it), the garbage collector
+    (``fastscore.score.score_task``, as each executor names it; a non-law benchmark's
+    task with its benchmark's ``score_task``), the garbage collector
     paused meanwhile."""
     for task, rows in units:
+        reference = references[task]
         with paused():
-            result = score(references[task], rows, settings=settings, memo=references.memo)
+            if isinstance(reference, Problem):  # a non-law benchmark's task: its own scorer
+                result = benchmark_of(reference).score_task(reference, rows, settings), []
+            else:
+                result = score(reference, rows, settings=settings, memo=references.memo)
         yield result

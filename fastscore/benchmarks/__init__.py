@@ -1,0 +1,17 @@
+"""The field's other discovery benchmarks, scored in the same sweep as laws: one
+module per benchmark (``grn``: ActiveSciBench-GRN signed graphs; ``materials``:
+LLEMA materials screens; ``trajectories``: DiscoverPhysics held-out trajectories),
+each a ``fastscore.benchmarks.base.Benchmark`` (problem format + ``score_task`` +
+columns, rates and pass@k outcomes).  Importing this package registers them (the
+problem-format registry imports it on first use); ``declared`` holds what the tables
+read without loading a scorer.  docs/benchmarks.md is the manual."""
+from __future__ import annotations
+
+from fastscore.benchmarks.base import BENCHMARKS, Benchmark, benchmark_of, law_problems, register_benchmark
+from fastscore.benchmarks.declared import MODULES, benchmark_modules
+
+__all__ = ["BENCHMARKS", "Benchmark", "benchmark_of", "law_problems", "register_benchmark", "MODULES"]
+
+for _module in benchmark_modules():
+    if _module.NAME not in BENCHMARKS:
+        register_benchmark(_module.BENCHMARK)

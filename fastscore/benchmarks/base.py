@@ -1,0 +1,124 @@
+"""The benchmark contract: a discovery benchmark that is not a law (a regulatory
+graph, a materials screen, held-out trajectories) scored in the same sweep.
+
+A ``Benchmark`` is
+- a problem format (``fastscore.problems.ProblemFormat``): its task files become
+  ``Problem``s whose ``format`` is the benchmark's name, whose ``domain`` is the
+  benchmark's name too (the strata and the rates pick a benchmark's rows by it; a
+  ``missing`` row keeps it) and whose ``task`` holds the benchmark's parsed task;
+- ``score_task(problem, rows, settings)``: the score rows of a batch of sweep rows of
+  one task (``row_of`` builds one); each row reads its submission with ``submission_text``;
+- ``columns``: its score columns (name -> Polars dtype), ``rates``: its summary rates
+  as ``(name, label, expr, higher_is_better)`` and ``outcomes``: its binary per-attempt
+  outcomes for pass@k as ``(name, label, column)``.  These three are declared where
+  ``fastscore.tables`` and ``fastscore.passk`` read them without loading a scorer
+  (``fastscore.benchmarks.declared``).
+
+The executors score a benchmark's task with its ``score_task`` in place of the law
+pipeline (``fastscore.executors.base``): no reference is built.  Bad input is a row
+with ``status`` ``parse_error`` and the reason in ``error``; the sweep goes on.
+
+This module loads neither SymEngine nor Numba.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastscore.problems import Problem, ProblemError, ProblemFormat, Variable, task_id_of
+
+SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
+"""Sweep columns a benchmark row's submission is read from, the first one given."""
+_NOT_A_LAW = ("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A non-law benchmark (module doc): name, problem format, ``score_task``."""
+
+    name: str
+    problem_format: ProblemFormat
+    score_task: Callable[[Problem, Sequence[Mapping], object], list[dict]]
+    columns: Mapping[str, object] = field(default_factory=dict)
+
+
+BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def register_benchmark(benchmark: Benchmark) -> None:
+    """Add a benchmark and its problem format (asked before those registered earlier)."""
+    from fastscore.problems import register_problem_format
+    if benchmark.name in BENCHMARKS:
+        raise ValueError(f"benchmark {benchmark.name!r} is taken")
+    BENCHMARKS[benchmark.name] = benchmark
+    register_problem_format(benchmark.problem_format)
+
+
+def benchmark_of(problem) -> Benchmark | None:
+    """The benchmark that scores ``problem`` (None for a law problem)."""
+    return BENCHMARKS.get(getattr(problem, "format", None))
+
+
+def law_problems(problems) -> list[Problem]:
+    """The law problems of a problem set (those no benchmark scores), in order."""
+    return [problem for problem in problems if benchmark_of(problem) is None]
+
+
+def task_problem(path: Path, root: Path, *, benchmark: str, task: object, name: str, description: str = "",
+                 family: str | None = None) -> Problem:
+    """The ``Problem`` of a benchmark task: no law, its task in ``task``."""
+    return Problem(task_id=task_id_of(path, root), name=name, description=description,
+                   target=Variable(benchmark), inputs=(), auxiliary_inputs=(), intermediates=(), constants=(),
+                   law="", mechanism=(), family=family, domain=benchmark, source=str(path),
+                   format=benchmark, task=task)
+
+
+def yaml_format(name: str, key: str, read: Callable[[Path, Path, Mapping], Problem]) -> ProblemFormat:
+    """A problem format of YAML task files that hold ``benchmark: <key>``."""
+    def claims(path: Path, data) -> bool:
+        return isinstance(data, Mapping) and data.get("benchmark") == key
+
+    def checked(path: Path, root: Path, data) -> Problem:
+        try:
+            return read(path, root, data)
+        except ProblemError:
+            raise
+        except (TypeError, ValueError, KeyError) as error:
+            raise ProblemError(f"{path}: {error}") from None
+    return ProblemFormat(name=name, claims=claims, read=checked)
+
+
+def submission_text(row: Mapping) -> str | None:
+    """The submission of a benchmark row: the first of ``SUBMISSION_KEYS`` given."""
+    for key in SUBMISSION_KEYS:
+        value = row.get(key)
+        if value is not None and (not isinstance(value, str) or value.strip()):
+            return value if isinstance(value, str) else str(value)
+    return None
+
+
+def base_fields(problem: Problem, **extra) -> dict:
+    """The columns every score row of a benchmark task shares (its family, domain, the
+    law columns a benchmark row leaves empty) and ``extra`` ones: made once a batch."""
+    return {"family": problem.family, "domain": problem.domain, "n_mutations": None, "kind": None,
+            "p_equivalent": None, "id_acc": None, "ood_acc": None, "m_correct": None, "n_probes": 0,
+            "n_probes_correct": 0, **extra}
+
+
+def row_of(row: Mapping, base: Mapping, status: str = "ok", error: str | None = None,
+           fields: Mapping | None = None) -> dict:
+    """A benchmark's score row: the cell, ``base`` (``base_fields``), the status and
+    error, its own ``fields``, then the sweep row's other columns carried through."""
+    out = {"config": row["config"], "run": row["run"], "task": row["task"], **base, "status": status,
+           "error": error}
+    if fields:
+        out.update(fields)
+    for key, value in row.items():
+        if key not in out and key not in _NOT_A_LAW:
+            out[key] = value
+    return out
+
+
+class BadInput(ValueError):
+    """A submission a benchmark cannot score: its row's ``parse_error`` reason."""

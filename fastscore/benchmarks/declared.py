@@ -1,0 +1,45 @@
+"""What the tables read of the built-in benchmarks without loading a scorer: their
+score columns, summary rates, strata and pass@k outcomes.  Each benchmark module
+declares them as module constants (``NAME``, ``COLUMNS``, ``RATES``, ``OUTCOMES``)
+and keeps its heavy imports (SymEngine, Numba) inside functions, so reading them is cheap.
+A further benchmark is one more module named in ``MODULES``."""
+from __future__ import annotations
+
+import importlib
+
+import polars as pl
+
+MODULES = ("fastscore.benchmarks.grn", "fastscore.benchmarks.materials", "fastscore.benchmarks.trajectories")
+STRATA = {"version": "By benchmark version", "difficulty": "By difficulty"}
+"""Strata the benchmarks add (score columns of their rows)."""
+SHARED_COLUMNS = {"version": pl.Utf8, "difficulty": pl.Utf8}
+
+
+def benchmark_modules() -> list:
+    """The benchmark modules, imported."""
+    return [importlib.import_module(name) for name in MODULES]
+
+
+def names() -> tuple[str, ...]:
+    """The benchmarks' names: the ``domain`` of their problems, which no law problem's
+    domain may be (the law rates leave these cells out)."""
+    return tuple(module.NAME for module in benchmark_modules())
+
+
+def columns() -> dict:
+    """Every benchmark's score columns (the shared strata first)."""
+    out = dict(SHARED_COLUMNS)
+    for module in benchmark_modules():
+        out.update(module.COLUMNS)
+    return out
+
+
+def rates() -> list[tuple]:
+    """Every benchmark's rates as (name, label, expr, higher_is_better)."""
+    return [rate for module in benchmark_modules() for rate in module.RATES]
+
+
+def outcomes() -> list[tuple]:
+    """Every benchmark's pass@k outcomes as (name, label, column); its rows are its domain's."""
+    return [(*outcome, pl.col("domain") == module.NAME) for module in benchmark_modules()
+            for outcome in module.OUTCOMES]

@@ -1,0 +1,275 @@
+"""ActiveSciBench-GRN: signed regulatory graphs, scored edge by edge.
+
+A task (YAML, ``benchmark: grn``): ``name``, ``motif`` (the motif-family label; the
+problem's ``family``), ``version``, ``difficulty``, ``nodes`` (names) and ``edges``
+(``A -> B`` activates, ``A -| B`` represses; self-loops and cycles allowed).
+
+A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phenomenal``):
+- an edge list: ``A -> B``, ``B -| C``, separated by new lines, ``;`` or ``,``; a line
+  ``motif: <label>`` gives the motif label;
+- JSON: ``{"edges": [...], "motif": ...}`` with edges as ``"A -> B"`` texts,
+  ``{"source", "target", "sign"}`` objects or ``[source, target, sign]`` lists (a bare
+  list of edges is accepted too);
+- a signed adjacency matrix: ``{"nodes": [...], "adjacency": [[...]]}``, row = source,
+  column = target, entries in {-1, 0, +1};
+- an SCM hypothesis in EvoSCM's JSON (``variables`` with ``role`` and
+  ``observability``, ``edges``, ``mechanisms``): its graph is scored; edges touching a
+  variable declared unobserved (``observability`` latent / hidden / unobserved) that
+  is not a node of the task are left out (no marginalisation).
+A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
+inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
+does not name, another sign, an edge given with both signs, a malformed line) makes
+the row a ``parse_error`` with the reason.
+
+Per attempt (S submitted and R reference (source, target, sign) triples):
+precision |S∩R|/|S|, recall |S∩R|/|R|, F1 (each 0 when undefined: an empty graph
+scores 0 even against an empty reference); sign accuracy: share of the directed
+pairs present in both graphs whose signs agree (0 when none); exact graph: S = R;
+motif: the labels equal after trimming, lower-casing and ``-``/space -> ``_``
+(no label submitted: false).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+                                      yaml_format)
+
+NAME = "grn"
+COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
+           "grn_sign_accuracy": pl.Float64, "grn_exact": pl.Boolean, "grn_motif": pl.Boolean,
+           "grn_n_edges": pl.Int64}
+MINE = pl.col("domain") == NAME
+RATES = [("grn_f1", "GRN F1", pl.col("grn_f1").filter(MINE).fill_null(0.0).mean(), True),
+         ("grn_exact", "GRN exact", pl.col("grn_exact").filter(MINE).fill_null(False).mean(), True),
+         ("grn_motif", "GRN motif", pl.col("grn_motif").filter(MINE).fill_null(False).mean(), True)]
+OUTCOMES = [("grn_exact", "GRN exact graph", "grn_exact")]
+
+_SIGNS = {"+1": 1, "1": 1, "+": 1, "-1": -1, "-": -1, "activation": 1, "activates": 1, "activate": 1,
+          "positive": 1, "inhibition": -1, "inhibits": -1, "inhibit": -1, "represses": -1, "repression": -1,
+          "repress": -1, "negative": -1}
+_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(->|-\|)\s*([A-Za-z_][A-Za-z0-9_.]*)\s*$")
+_SPLIT = re.compile(r"[\n;,]")
+_ITEM = r"[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*(->|-\|)[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*"
+_EDGES = re.compile(_ITEM)
+_ONLY_EDGES = re.compile(r"(?:[\s;,]*[A-Za-z_][A-Za-z0-9_.]*[ \t\r]*(?:->|-\|)[ \t\r]*[A-Za-z_][A-Za-z0-9_.]*"
+                         r"(?=[ \t\r]*(?:[\n;,]|\Z)))*[\s;,]*")
+"""A text of edges only (the fast path; anything else is read part by part, which says what is wrong)."""
+_SIGN_OF = {"->": 1, "-|": -1}
+_MOTIF_KEYS = frozenset({"motif", "motif_family", "motif family"})
+_MOTIF_LINE = re.compile(r"^[ \t]*motif(?:[ _]family)?[ \t]*:([^\n]*)$", re.M | re.I)
+_UNOBSERVED = frozenset({"latent", "hidden", "unobserved", "unobservable"})
+MAX_TEXT = 1 << 20
+
+
+class Graph(tuple):
+    """A signed graph: a frozenset of (source, target, sign) and the motif label (or None)."""
+
+
+def motif_label(text) -> str | None:
+    """The comparable form of a motif label (None when absent)."""
+    if text is None:
+        return None
+    return re.sub(r"[\s\-]+", "_", str(text).strip().lower()) or None
+
+
+def _sign(value, where: str) -> int:
+    if isinstance(value, bool):
+        raise BadInput(f"{where}: sign {value!r} is not +1 or -1")
+    if isinstance(value, (int, float)):
+        if value in (1, -1):
+            return int(value)
+        raise BadInput(f"{where}: sign {value!r} is not +1 or -1")
+    sign = _SIGNS.get(str(value).strip().lower())
+    if sign is None:
+        raise BadInput(f"{where}: sign {str(value)[:40]!r} is not +1 or -1")
+    return sign
+
+
+def _add(edges: dict, nodes: frozenset, source, target, sign: int, where: str) -> None:
+    for name in (source, target):
+        if not isinstance(name, str) or name not in nodes:
+            raise BadInput(f"{where}: node {str(name)[:40]!r} is not a node of the task")
+    if edges.setdefault((source, target), sign) != sign:
+        raise BadInput(f"{where}: edge {source} -> {target} is given with both signs")
+
+
+def _text_edge(text: str, where: str) -> tuple[str, str, int]:
+    match = _EDGE.match(text)
+    if match is None:
+        raise BadInput(f"{where}: {text.strip()[:60]!r} is not an edge 'A -> B' or 'A -| B'")
+    source, arrow, target = match.groups()
+    return source, target, 1 if arrow == "->" else -1
+
+
+def _json_edge(item, where: str) -> tuple[str, str, int]:
+    if isinstance(item, str):
+        return _text_edge(item, where)
+    if isinstance(item, Mapping):
+        source = item.get("source", item.get("from"))
+        target = item.get("target", item.get("to"))
+        if source is None or target is None:
+            raise BadInput(f"{where}: an edge needs 'source' and 'target'")
+        sign = item.get("sign", item.get("type", item.get("effect")))
+        if sign is None:
+            raise BadInput(f"{where}: edge {str(source)[:30]} -> {str(target)[:30]} has no sign")
+        return source, target, _sign(sign, where)
+    if isinstance(item, (list, tuple)) and len(item) == 3:
+        return item[0], item[1], _sign(item[2], where)
+    raise BadInput(f"{where}: an edge must be a text, an object or [source, target, sign]")
+
+
+def _adjacency(data: Mapping, nodes: frozenset, edges: dict) -> None:
+    names, matrix = data.get("nodes"), data.get("adjacency")
+    if not isinstance(names, list) or not isinstance(matrix, list) or len(matrix) != len(names):
+        raise BadInput("adjacency: needs 'nodes' and a square 'adjacency' of as many rows")
+    for i, row in enumerate(matrix):
+        if not isinstance(row, list) or len(row) != len(names):
+            raise BadInput(f"adjacency[{i}]: expected {len(names)} entries")
+        for j, value in enumerate(row):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (-1, 0, 1):
+                raise BadInput(f"adjacency[{i}][{j}]: {str(value)[:20]!r} is not -1, 0 or +1")
+            if value:
+                _add(edges, nodes, names[i], names[j], int(value), f"adjacency[{i}][{j}]")
+
+
+def _edges_only(text: str, nodes: frozenset) -> frozenset | None:
+    """The graph of a text of valid edges only (the fast path); None for anything else."""
+    if not _ONLY_EDGES.fullmatch(text):
+        return None
+    found = _EDGES.findall(text)
+    triples = {(s, t, _SIGN_OF[a]) for s, a, t in found}
+    if len({(s, t) for s, t, _ in triples}) != len(triples):
+        return None  # an edge with both signs
+    if not nodes.issuperset([s for s, _, _ in found]) or not nodes.issuperset([t for _, _, t in found]):
+        return None
+    return frozenset(triples)
+
+
+def parse_graph(text: str, nodes: frozenset) -> tuple[frozenset, str | None]:
+    """A submission -> (frozenset of (source, target, sign), motif label or None);
+    raises ``BadInput`` with the reason."""
+    if len(text) > MAX_TEXT:
+        raise BadInput(f"submission longer than {MAX_TEXT} characters")
+    edges: dict = {}
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise BadInput(f"not JSON: {str(error)[:80]}") from None
+        if isinstance(data, list):
+            data = {"edges": data}
+        if not isinstance(data, Mapping):
+            raise BadInput("a JSON submission must be an object or a list of edges")
+        motif = data.get("motif", data.get("motif_family"))
+        if "adjacency" in data:
+            _adjacency(data, nodes, edges)
+        else:
+            hidden = set()
+            variables = data.get("variables") or ()
+            if isinstance(variables, Mapping):
+                variables = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in variables.items()]
+            for variable in variables if isinstance(variables, list) else ():
+                if isinstance(variable, Mapping) and str(variable.get("observability", "")).lower() in _UNOBSERVED:
+                    hidden.add(variable.get("name"))
+            items = data.get("edges")
+            if not isinstance(items, list):
+                raise BadInput("a JSON submission needs a list 'edges' (or 'adjacency')")
+            for i, item in enumerate(items):
+                source, target, sign = _json_edge(item, f"edges[{i}]")
+                if (source in hidden and source not in nodes) or (target in hidden and target not in nodes):
+                    continue
+                _add(edges, nodes, source, target, sign, f"edges[{i}]")
+        return frozenset((s, t, g) for (s, t), g in edges.items()), motif_label(motif)
+    motif, body = None, text
+    if "otif" in text:  # one motif line: read apart
+        found = _MOTIF_LINE.search(text)
+        if found is not None and _MOTIF_LINE.search(text, found.end()) is None:
+            motif, body = motif_label(found.group(1)), text[:found.start()] + text[found.end():]
+    graph = _edges_only(body, nodes)
+    if graph is not None:
+        return graph, motif
+    motif = None  # the slow path: part by part, saying what is wrong
+    for i, part in enumerate(_SPLIT.split(text)):
+        if not part.strip():
+            continue
+        head, colon, rest = part.partition(":")
+        if colon and head.strip().lower() in _MOTIF_KEYS:
+            motif = motif_label(rest)
+            continue
+        source, target, sign = _text_edge(part, f"edge {i + 1}")
+        _add(edges, nodes, source, target, sign, f"edge {i + 1}")
+    return frozenset((s, t, g) for (s, t), g in edges.items()), motif
+
+
+def graph_scores(submitted: frozenset, reference: frozenset, motif: str | None, reference_motif: str | None,
+                 pairs: Mapping | None = None) -> dict:
+    """The per-attempt scores of a submitted signed graph against the reference (module
+    doc); ``pairs``: the reference's (source, target) -> sign, when already made."""
+    hits = len(submitted & reference)
+    precision = hits / len(submitted) if submitted else 0.0
+    recall = hits / len(reference) if reference else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    if pairs is None:
+        pairs = {(s, t): g for s, t, g in reference}
+    shared = agree = 0
+    for s, t, g in submitted:
+        sign = pairs.get((s, t))
+        if sign is not None:
+            shared += 1
+            agree += sign == g
+    return {"grn_precision": precision, "grn_recall": recall, "grn_f1": f1,
+            "grn_sign_accuracy": agree / shared if shared else 0.0, "grn_exact": submitted == reference,
+            "grn_motif": motif is not None and motif == reference_motif, "grn_n_edges": len(submitted)}
+
+
+def _read_task(path: Path, root: Path, data: Mapping):
+    nodes = data.get("nodes")
+    if not isinstance(nodes, list) or not nodes or not all(isinstance(n, str) and n for n in nodes):
+        raise ValueError("nodes: expected a list of names")
+    if len(set(nodes)) != len(nodes):
+        raise ValueError("nodes: a name is given twice")
+    edges = data.get("edges") or []
+    if not isinstance(edges, list):
+        raise ValueError("edges: expected a list")
+    try:
+        reference, _ = parse_graph(json.dumps({"edges": edges}), frozenset(nodes))
+    except BadInput as error:
+        raise ValueError(f"edges: {error}") from None
+    task = {"nodes": frozenset(nodes), "edges": reference, "motif": motif_label(data.get("motif")),
+            "pairs": {(s, t): g for s, t, g in reference},
+            "version": None if data.get("version") is None else str(data["version"]),
+            "difficulty": None if data.get("difficulty") is None else str(data["difficulty"])}
+    return task_problem(path, root, benchmark=NAME, task=task, name=str(data.get("name") or path.stem),
+                        description=str(data.get("description") or ""), family=task["motif"])
+
+
+def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
+    """The score rows of a batch of GRN submissions to one task (repeats parsed once)."""
+    task = problem.task
+    base = base_fields(problem, version=task["version"], difficulty=task["difficulty"])
+    done: dict = {}
+    out = []
+    for row in rows:
+        text = submission_text(row)
+        if text not in done:
+            if text is None:
+                done[text] = ("parse_error", "no submission", {})
+            else:
+                try:
+                    edges, motif = parse_graph(text, task["nodes"])
+                    done[text] = ("ok", None, graph_scores(edges, task["edges"], motif, task["motif"], task["pairs"]))
+                except BadInput as error:
+                    done[text] = ("parse_error", str(error), {})
+        status, error, fields = done[text]
+        out.append(row_of(row, base, status, error, fields))
+    return out
+
+
+BENCHMARK = Benchmark(NAME, yaml_format("grn", NAME, _read_task), score_task, COLUMNS)
