@@ -21,7 +21,6 @@ and reported on stderr.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
@@ -39,6 +38,7 @@ import polars as pl
 from fastscore import tables
 from fastscore.executors import ExecutorName, make_executor
 from fastscore.executors.base import Executor, WorkUnit
+from fastscore.lifeline import LockBusy, RunLock
 from fastscore.parts import PartStore, atomically
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
@@ -144,20 +144,18 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
 
 @contextmanager
 def _locked(out: Path):
-    """Hold an exclusive lock on ``out/.lock`` (creating ``out``) for the block."""
+    """Hold an exclusive lock on ``out/.lock`` (creating ``out``) for the block: released
+    by the kernel when this process dies; a lock left named by a dead run is taken over
+    (``fastscore.lifeline.RunLock``)."""
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise OutputBusy(f"{out} is in use by another fastscore score run (process {holder}); "
-                             "wait for it to finish or choose another --out") from None
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
-        yield
+    try:
+        with RunLock(out / ".lock", "another fastscore score run") as lock:
+            if lock.taken_over is not None:
+                print(f"fastscore: {out}/.lock was left by process {lock.taken_over}, which is no longer running: "
+                      "taking it over", file=sys.stderr)
+            yield
+    except LockBusy as error:
+        raise OutputBusy(f"{error}; wait for it to finish or choose another --out") from None
 
 
 def _mixed_columns(path: Path) -> dict[str, int]:

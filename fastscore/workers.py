@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import signal
 import sys
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 
+from fastscore.lifeline import tie_to_parent
 from fastscore.memo import LRU
 
 __all__ = ["FeedbackPool", "TASKS_KEPT", "TASK_BYTES_KEPT", "start_fork_server", "task_memo"]
@@ -54,6 +56,7 @@ def _work(conn: Connection) -> None:
     """A worker's life: warm up (at once when forked from the warm fork server), then
     answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes,
     each with the garbage collector paused (``fastscore.collector``)."""
+    tie_to_parent(os.getppid())  # the fork server; it ends with the service
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from fastscore.collector import paused
     from fastscore.feedback import feedback

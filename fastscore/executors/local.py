@@ -38,6 +38,7 @@ from typing import Iterable, Iterator, Mapping
 from fastscore import tables
 from fastscore.collector import paused
 from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.lifeline import tie_to_parent
 from fastscore.problems import Problem
 from fastscore.score import score_task
 from fastscore.settings import Settings
@@ -184,7 +185,8 @@ class LocalExecutor:
         context = multiprocessing.get_context("fork")
         self._connection, child_end = context.Pipe()
         self._child = context.Process(target=_serve, args=(child_end, self._problems, self._settings,
-                                                           self._memory_limit), daemon=True)
+                                                           self._memory_limit, self._connection, os.getpid()),
+                                      daemon=True)
         self._child.start()
         child_end.close()
 
@@ -200,11 +202,17 @@ class LocalExecutor:
         self._stop()
 
 
-def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int) -> None:
+def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int,
+           parent_end, parent: int) -> None:
     """The child: score each batch received, saying when it starts; exit when the
-    parent is gone.  A thread reads the batches as they arrive, so the parent never
-    blocks sending one.  Ctrl-C is the parent's to handle."""
+    parent is gone (killed with it: ``fastscore.lifeline.tie_to_parent``; its end of
+    the pipe, inherited by the fork, is closed so that the pipe's end is seen).  A
+    thread reads the batches as they arrive, so the parent never blocks sending one.
+    Ctrl-C and SIGTERM are the parent's to handle."""
+    tie_to_parent(parent)
+    parent_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -214,13 +222,13 @@ def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memo
         while True:
             try:
                 arrived.put(connection.recv())
-            except (EOFError, OSError):
-                arrived.put(None)
-                return
+            except (EOFError, OSError):  # the parent is gone: no one reads a result
+                os._exit(0)
     threading.Thread(target=read, daemon=True).start()
     references = ReferenceCache(problems, settings)
     _warm_up(references, problems)
-    while (units := arrived.get()) is not None:
+    while True:
+        units = arrived.get()
         connection.send(("started",))
         try:
             scored = list(score_units(units, references, settings, score_task))
