@@ -52,11 +52,12 @@ class ReferenceCache:
 
 
 def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings,
-                score: Callable[..., Result]) -> Iterator[Result]:
+                score: Callable[..., Result], progress: Callable | None = None) -> Iterator[Result]:
     """Score each (task, rows) unit against its reference with ``score``
     (``fastscore.score.score_task``, as each executor names it), the garbage collector
-    paused meanwhile."""
+    paused meanwhile; ``progress`` is handed on to it when given."""
+    extra = {} if progress is None else {"progress": progress}
     for task, rows in units:
         with paused():
-            result = score(references[task], rows, settings=settings, memo=references.memo)
+            result = score(references[task], rows, settings=settings, memo=references.memo, **extra)
         yield result
