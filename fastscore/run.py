@@ -184,8 +184,8 @@ def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Seque
     if tally.unlabelled:
         warnings.append(f"{tally.unlabelled} sweep row(s) without a config or task were skipped")
     if tally.unread:
-        warnings.append(f"{len(tally.unread)} submission folder(s) with files that were not read "
-                        f"(e.g. {tally.unread[0][1]}): parse_error rows")
+        warnings.append(f"{len(tally.unread)} submission(s) that could not be read (a folder's files, a row's "
+                        f"text; e.g. {tally.unread[0][1]}): parse_error rows")
     return warnings
 
 
