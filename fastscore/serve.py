@@ -37,7 +37,7 @@ from pathlib import Path
 
 from aiohttp import BodyPartReader, hdrs, web
 
-from fastscore.memo import Memo
+from fastscore.memo import LRU, Memo
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
 from fastscore.public import PublicTask, TaskError, public_task, read_problem, read_train
 from fastscore.workers import FeedbackPool, task_memo
@@ -121,6 +121,22 @@ class _Service:
         self.memo = memo
         self.tasks = tasks
         self.uploaded = task_memo()  # task key -> its reading (a task or a TaskError)
+        self.clients = LRU(4096, 4096, lambda _: 1)  # client (host, port) -> its last job ended within its slice
+
+    async def _evaluate(self, request: web.Request, key: str, task, submission: bytes) -> tuple[dict, bool]:
+        """The pool's answer; a client (connection) whose work ran past its first slice
+        before goes to the long lane at once, one whose work did not is served first
+        (``FeedbackPool.evaluate``'s ``low`` and ``trusted``)."""
+        client = request.transport.get_extra_info("peername") if request.transport is not None else None
+        if client is None:
+            return await self.pool.evaluate(key, task, submission, arrived=request["arrived"])
+        ran_over = []
+        answer, final = await self.pool.evaluate(
+            key, task, submission, arrived=request["arrived"], low=self.clients.get(client) is False,
+            trusted=self.clients.get(client) is True, overran=lambda: ran_over.append(True))
+        if ran_over or final:
+            self.clients.put(client, not ran_over)
+        return answer, final
 
     async def health(self, request: web.Request) -> web.Response:
         return _json({"ok": True, "protocol": PROTOCOL})
@@ -142,7 +158,7 @@ class _Service:
                 self.uploaded.put(task_key, task)
             if isinstance(task, TaskError):
                 return {"ok": False, "error": str(task), "error_type": "TaskError"}, True
-            return await self.pool.evaluate(task_key, task, files["submission"], arrived=request["arrived"])
+            return await self._evaluate(request, task_key, task, files["submission"])
 
         answer, request["cache"] = await self.memo.get(_digest(task_key.encode(), files["submission"]), compute)
         return _json(protocol_answer(answer), cache=request["cache"])
@@ -174,7 +190,7 @@ class _Service:
         submission = query["submission"].encode("utf-8", "surrogatepass")  # a lone surrogate fails to decode later
 
         async def compute():
-            return await self.pool.evaluate(loaded.key, loaded.task, submission, arrived=request["arrived"])
+            return await self._evaluate(request, loaded.key, loaded.task, submission)
 
         answer, request["cache"] = await self.memo.get(_digest(loaded.key.encode(), submission), compute)
         return _json(answer if EXTRAS in answer else answer | {EXTRAS: {}}, cache=request["cache"])
@@ -266,6 +282,11 @@ async def _shape_and_log(request: web.Request, handler) -> web.StreamResponse:
     request["arrived"] = asyncio.get_running_loop().time()  # a job's budget counts from here
     try:
         response = await handler(request)
+    except asyncio.CancelledError:  # the client went away: its work is cancelled
+        ms = 1000 * (time.perf_counter() - started)
+        print(f"fastscore serve: {request.method} {request.raw_path[:200]} client gone {ms:.1f} ms "
+              f"cache={request.get('cache', '-')}", file=sys.stderr, flush=True)
+        raise
     except UploadError as error:
         response = _json({"ok": False, "error": str(error)}, 400)
     except web.HTTPException as error:

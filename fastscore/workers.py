@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+from collections import deque
+from collections.abc import Callable
 import os
 import signal
 import sys
@@ -86,6 +88,40 @@ def _work(conn: Connection) -> None:
         conn.send(answer)
 
 
+class _Idle:
+    """Idle shared workers, handed to waiting jobs: first ones first, then the others,
+    each in order of arrival (``get(later)``)."""
+
+    def __init__(self):
+        self._workers: list[_Worker] = []
+        self._waiting: dict[bool, deque[asyncio.Future]] = {False: deque(), True: deque()}
+
+    def qsize(self) -> int:
+        return len(self._workers)
+
+    def put_nowait(self, worker: _Worker) -> None:
+        for low in (False, True):
+            waiting = self._waiting[low]
+            while waiting:
+                future = waiting.popleft()
+                if not future.done():
+                    future.set_result(worker)
+                    return
+        self._workers.append(worker)
+
+    async def get(self, low: bool = False) -> _Worker:
+        if self._workers and (not low or not any(not f.done() for f in self._waiting[False])):
+            return self._workers.pop(0)  # the longest idle first
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[low].append(future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # handed a worker as it was cancelled: pass it on
+                self.put_nowait(future.result())
+            raise
+
+
 class _Died(Exception):
     """A worker died while it held a job."""
 
@@ -131,7 +167,7 @@ class FeedbackPool:
         self._long = asyncio.Semaphore(self.long_jobs)
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(_PRELOAD)
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._idle = _Idle()
         self._all: set[_Worker] = set()
         self._starting: set[asyncio.Task] = set()
         self._closed = False
@@ -143,10 +179,16 @@ class FeedbackPool:
             self._replace()
 
     async def evaluate(self, key: str, task, submission: bytes | str, *,
-                       arrived: float | None = None) -> tuple[dict, bool]:
+                       arrived: float | None = None, low: bool = False, trusted: bool = False,
+                       overran: Callable[[], None] | None = None) -> tuple[dict, bool]:
         """The answer of one job, and whether it is final (False for a timeout or a
         dead worker: not to be kept in a cache).  ``arrived``: the loop time the
-        request arrived (default now); the budget counts from it."""
+        request arrived (default now); the budget counts from it.  A ``low`` job (from
+        a client whose work ran past its budget before) goes straight to the long lane,
+        never to a shared worker; a ``trusted`` job (from a client whose jobs ended
+        within their slice) is handed a shared worker before the others; ``overran()``
+        is called when the job runs past its slice (the caller may mark its client
+        ``low``)."""
         loop = asyncio.get_running_loop()
         deadline = (loop.time() if arrived is None else arrived) + self.limit
         if not self._ready.is_set():  # the service is starting: its warm-up is not the job's
@@ -154,7 +196,9 @@ class FeedbackPool:
             deadline = loop.time() + self.limit
         for attempt in range(2):
             try:
-                worker = await asyncio.wait_for(self._idle.get(), max(0.0, deadline - loop.time()))
+                if low:  # straight to the long lane: the shared workers are not its to hold
+                    return await self._long_job(None, key, task, submission, deadline)
+                worker = await asyncio.wait_for(self._idle.get(not trusted), max(0.0, deadline - loop.time()))
             except TimeoutError:
                 return self._timeout(), False
             try:
@@ -163,6 +207,8 @@ class FeedbackPool:
                 if reply is not None:
                     self._idle.put_nowait(worker)
                     return reply, True
+                if overran is not None:
+                    overran()
                 if deadline - loop.time() <= 0:
                     self._retire(worker)
                     return self._timeout(), False
@@ -179,14 +225,15 @@ class FeedbackPool:
     async def _long_job(self, worker: _Worker, key, task, submission, deadline: float) -> tuple[dict, bool]:
         """A job past its slice: it goes on in the long lane (see the class doc)."""
         loop = asyncio.get_running_loop()
-        if self._long.locked():  # no room: stop it, and start it again when there is
-            self._retire(worker)
-            await asyncio.wait_for(self._long.acquire(), max(0.0, deadline - loop.time()))
-            worker = None
-        else:
+        if worker is not None and not self._long.locked():
             await self._long.acquire()
             self._all.discard(worker)  # now the lane's own: a shared worker takes its place
             self._replace()
+        else:  # not started, or no room: (stopped, and) started again when there is
+            if worker is not None:
+                self._retire(worker)
+            await asyncio.wait_for(self._long.acquire(), max(0.0, deadline - loop.time()))
+            worker = None
         try:
             if worker is None:
                 worker = await asyncio.wait_for(asyncio.to_thread(self._spawn), max(0.0, deadline - loop.time()))
