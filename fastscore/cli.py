@@ -2,12 +2,15 @@
 
 Exit 0 when the job ran (whatever the submissions said); exit 2 with one clear line
 for unusable input or an output that cannot be written (read-only, full disk); exit
-130 on Ctrl-C (a ``score`` run then resumes where it stopped when re-run)."""
+130 on Ctrl-C and 143 on SIGTERM, each a clean stop with one line (a ``score`` run
+then resumes where it stopped when re-run)."""
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import get_args
 
@@ -19,6 +22,15 @@ from fastscore.settings import Settings, scalar_settings
 EXIT_USAGE = 2
 EXIT_INVALID = 1
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it stops as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,16 +40,22 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         return args.handler(args)
     except (ValueError, OSError) as error:  # unusable input; an output that cannot be written
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"fastscore {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         resume = "; the rows scored so far are kept: re-run the same command to resume" if args.command == "score" else ""
-        print(f"fastscore {args.command}: interrupted{resume}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        stopped = "stopped by SIGTERM" if isinstance(error, Terminated) else "interrupted"
+        print(f"fastscore {args.command}: {stopped}{resume}", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(error, Terminated) else EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,10 +28,28 @@ def _styles(configs: Sequence[str]) -> dict[str, dict]:
                      "hatch": _HATCHES[(i // palette.N) % len(_HATCHES)]} for i, config in enumerate(configs)}
 
 
+LABEL_CHARS = 40
+"""Longest legend label shown (a longer config name is cut, with an ellipsis)."""
+_CHAR_INCHES, _ENTRY_INCHES, _ROW_INCHES = 0.075, 0.6, 0.3
+"""Legend layout: width of a label character and of an entry's marker and padding,
+height of a row (at the legend's font size)."""
+
+
 def _label(config: str) -> str:
-    """A config name with ``$`` escaped, so matplotlib shows it as it is (a ``$`` pair
-    would be parsed as mathtext: ``$\\frac{$`` failed with an empty error)."""
-    return config.replace("$", r"\$")
+    """A config name on one line, at most ``LABEL_CHARS`` characters, with ``$``
+    escaped, so matplotlib shows it as it is (a ``$`` pair would be parsed as mathtext:
+    ``$\\frac{$`` failed with an empty error)."""
+    text = " ".join(str(config).split())
+    if len(text) > LABEL_CHARS:
+        text = text[:LABEL_CHARS - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
+def _columns(configs: Sequence[str], width: float) -> int:
+    """Legend columns that fit ``width`` inches with the longest label."""
+    longest = max((len(_label(c)) for c in configs), default=1)
+    fit = int(width // (_ENTRY_INCHES + _CHAR_INCHES * longest))
+    return max(1, min(len(configs), LEGEND_COLUMNS, fit))
 
 
 def _legend(figure, handles: list, configs: Sequence[str]) -> None:
@@ -39,12 +57,12 @@ def _legend(figure, handles: list, configs: Sequence[str]) -> None:
     explicitly, so labels starting with ``_`` are kept (matplotlib drops them when it
     collects the labels itself)."""
     figure.legend(handles, [_label(c) for c in configs], loc="outside lower center",
-                  ncols=min(len(configs), LEGEND_COLUMNS))
+                  ncols=_columns(configs, figure.get_figwidth()))
 
 
-def _height(base: float, configs: Sequence[str]) -> float:
+def _height(base: float, configs: Sequence[str], width: float) -> float:
     """Figure height with room for the legend rows below the plots."""
-    return base + 0.25 * -(-len(configs) // LEGEND_COLUMNS)
+    return base + _ROW_INCHES * -(-len(configs) // _columns(configs, width))
 
 
 def _configs(rows: pl.DataFrame) -> tuple[list[str], dict[str, dict]]:
@@ -69,7 +87,7 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
     xs = sorted(rows["x"].unique().to_list())
     configs, styles = _configs(rows)
     jitter = 0.25 / len(configs)
-    figure = Figure(figsize=(13, _height(4, configs)), layout="constrained")
+    figure = Figure(figsize=(13, _height(4, configs, 13)), layout="constrained")
     handles = []
     for axes, rate in zip(figure.subplots(1, 3, sharex=True), ("sa_p", "sa_m", "cond_fail")):
         handles.clear()
@@ -100,7 +118,8 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
     configs, styles = _configs(rows)
     width = 0.8 / len(configs)
     positions = np.arange(len(domains))
-    figure = Figure(figsize=(max(8.0, 1.2 * len(domains) * 2), _height(4, configs)), layout="constrained")
+    width = max(8.0, 1.2 * len(domains) * 2)
+    figure = Figure(figsize=(width, _height(4, configs, width)), layout="constrained")
     handles = []
     for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
         handles.clear()

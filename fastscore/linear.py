@@ -45,8 +45,10 @@ class LinearBlock:
     rhs: list[se.Basic]
 
 
-def linear_block(residuals: Sequence[se.Basic], unknowns: Sequence[str]) -> LinearBlock | None:
-    """The block as a linear system, or None when some residual is not linear in the unknowns."""
+def linear_block(residuals: Sequence[se.Basic], unknowns: Sequence[str],
+                 check: Callable[[], None] | None = None) -> LinearBlock | None:
+    """The block as a linear system, or None when some residual is not linear in the
+    unknowns; ``check()`` is called after each residual (the solver's time budget)."""
     symbols = {name: se.Symbol(name) for name in unknowns}
     block = set(symbols.values())
     zero = {s: se.Integer(0) for s in block}
@@ -64,6 +66,8 @@ def linear_block(residuals: Sequence[se.Basic], unknowns: Sequence[str]) -> Line
                 row[name] = coefficient
         rows.append(row)
         rhs.append(-residual.xreplace(zero))
+        if check is not None:
+            check()
     return LinearBlock(tuple(unknowns), rows, rhs)
 
 
@@ -81,23 +85,30 @@ class UnsatisfiedEquation(SingularBlock):
 
 
 def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.ndarray] | None, *,
-                 rtol: float = 1e-6) -> tuple[dict[str, se.Basic], dict[str, np.ndarray] | None]:
+                 rtol: float = 1e-6, bound: Callable[[se.Basic], None] | None = None,
+                 check: Callable[[], None] | None = None,
+                 ) -> tuple[dict[str, se.Basic], dict[str, np.ndarray] | None]:
     """Closed forms of the block's unknowns and, with ``values``, their float64 values at
     the points (raises `SingularBlock`, or `UnsatisfiedEquation` when those values fail
     an equation of the block beyond ``rtol``: see `unsatisfied`).
 
     ``values(exprs)`` gives the values of expressions at the sample points (shape
     ``(len(exprs), n)``), used to choose pivots that are non-zero everywhere; without it
-    pivots are chosen on the symbols alone."""
+    pivots are chosen on the symbols alone.  ``bound(expr)`` is called on every entry
+    the elimination builds, and may raise to stop it (a dense block's entries grow at
+    each step: the solver bounds their size), and ``check()`` between the steps of the
+    work on its values (the solver's time budget)."""
+    check = check or _nothing
     rows = [dict(row) for row in block.rows]
     rhs = list(block.rhs)
-    numeric = None if values is None else _initial_values(rows, rhs, values)
+    numeric = None if values is None else _initial_values(rows, rhs, values, check)
     original = None if numeric is None else ([dict(row) for row in numeric.coefficients], list(numeric.rhs))
     remaining = set(block.unknowns)
     live = set(range(len(rows)))
     steps = []  # (unknown, pivot row, coefficient row, rhs) in elimination order
     while remaining:
-        pick = _pivot(rows, rhs, live, remaining, numeric)
+        check()
+        pick = _pivot(rows, rhs, live, remaining, numeric, check)
         if pick is None:
             raise SingularBlock(_singular_reason(rows, rhs, live, remaining, numeric))
         p, q = pick
@@ -115,6 +126,9 @@ def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.n
                 if j != q:
                     rows[i][j] = rows[i].get(j, se.Integer(0)) - factor * c
             rhs[i] = rhs[i] - factor * pivot_rhs
+            if bound is not None:
+                for expr in (rhs[i], *rows[i].values()):
+                    bound(expr)
             if numeric is not None:
                 _update_values(numeric, i, p, q, pivot_row)
             for j in [j for j, c in rows[i].items() if c.is_zero or _vanishes(numeric, i, j)]:
@@ -130,6 +144,8 @@ def solve_linear(block: LinearBlock, values: Callable[[Sequence[se.Basic]], np.n
             if j != q:
                 total = total - c * solved[j]
         solved[q] = total / row[q]
+        if bound is not None:
+            bound(solved[q])
         if row_values is not None:
             coefficients, value = row_values
             with np.errstate(all="ignore"):
@@ -180,12 +196,18 @@ class _Values:
     """Per row, per entry: (usable as a pivot, small in its row), until the row is updated."""
 
 
-def _initial_values(rows, rhs, values) -> _Values:
-    exprs = [c for row in rows for c in row.values()] + list(rhs)
-    matrix = np.asarray(values(exprs), dtype=np.float64)
-    it = iter(matrix)
-    coefficients = [{j: next(it) for j in row} for row in rows]
-    b = [next(it) for _ in rhs]
+def _nothing() -> None:
+    pass
+
+
+def _initial_values(rows, rhs, values, check) -> _Values:
+    """The values of the coefficients and right-hand sides, a row at a time (``check()``
+    between rows)."""
+    coefficients = []
+    for row in rows:
+        coefficients.append(dict(zip(row, np.asarray(values(list(row.values())), dtype=np.float64))) if row else {})
+        check()
+    b = list(np.asarray(values(list(rhs)), dtype=np.float64))
     return _Values(coefficients, [{j: np.abs(v) for j, v in row.items()} for row in coefficients],
                    b, [np.abs(v) for v in b])
 
@@ -247,6 +269,7 @@ def _pivot_flags(numeric: _Values, i: int) -> dict[str, tuple[bool, bool]]:
     if flags is None:
         row = numeric.coefficients[i]
         if not row:  # every entry eliminated: the row fixes nothing (`_singular_reason`)
+            numeric.pivots[i] = {}
             return {}
         largest = np.max([np.abs(v) for v in row.values()], axis=0)
         flags = numeric.pivots[i] = {j: (_usable(numeric, i, j), not np.all(np.abs(v) >= THRESHOLD * largest))
@@ -254,7 +277,7 @@ def _pivot_flags(numeric: _Values, i: int) -> dict[str, tuple[bool, bool]]:
     return flags
 
 
-def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
+def _pivot(rows, rhs, live, remaining, numeric, check=_nothing) -> tuple[int, str] | None:
     """The (row, unknown) usable as a pivot that is homogeneous (zero right-hand side),
     then large in its row (at least ``THRESHOLD`` of the row's largest entry at every
     point: threshold partial pivoting, which keeps the entries from growing), then of
@@ -271,6 +294,7 @@ def _pivot(rows, rhs, live, remaining, numeric) -> tuple[int, str] | None:
     best = None
     for i in sorted(live):
         flags = _pivot_flags(numeric, i) if numeric is not None else None
+        check()
         for j in sorted(rows[i]):
             if j not in remaining:
                 continue

@@ -155,3 +155,45 @@ def finite_parts(expr: se.Basic) -> bool:
             return False
     return not constant_terms or finite_real(se.Add(*constant_terms))
 
+
+
+@memoized(1 << 15)
+def number_bounds(expr: se.Basic) -> tuple[float, float]:
+    """(digits of the largest exact number, largest |numeric exponent| of a power other
+    than ``exp``) anywhere in ``expr``: the quantities the parser bounds in a literal
+    (``MAX_RESULT_DIGITS``, ``Limits.max_exponent``), for an expression the solver built.
+    Memoised per subexpression, so the work is linear in the distinct ones (a shared
+    subexpression is not walked again); a tree nested too deep for that is walked over
+    its distinct subexpressions at once."""
+    if expr.is_Rational:
+        return _digits(expr), 0.0
+    args = expr.args
+    if not args:
+        return 0.0, 0.0
+    try:
+        bounds = [number_bounds(a) for a in args]
+    except RecursionError:
+        return _bounds_of_distinct(expr)
+    digits = max(b[0] for b in bounds)
+    exponent = max(b[1] for b in bounds)
+    if expr.is_Pow and args[1].is_Rational and args[0] != se.E:
+        p, q = fraction(args[1])
+        exponent = max(exponent, abs(p) / q)
+    return digits, exponent
+
+
+def _bounds_of_distinct(expr: se.Basic) -> tuple[float, float]:
+    digits = exponent = 0.0
+    seen, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.is_Rational:
+            digits = max(digits, _digits(node))
+        elif node.is_Pow and node.args[1].is_Rational and node.args[0] != se.E:
+            p, q = fraction(node.args[1])
+            exponent = max(exponent, abs(p) / q)
+        stack.extend(node.args)
+    return digits, exponent

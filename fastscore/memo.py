@@ -3,6 +3,7 @@ are computed once, asyncio), and ``LRU``, values bounded in count and total byte
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 
@@ -42,44 +43,62 @@ class LRU:
 
 
 class Memo:
-    """At most ``size`` final answers, least recently used dropped first.
+    """At most ``size`` final answers of at most ``nbytes`` in all (each measured by
+    ``measure``, default the length of its JSON text), least recently used dropped
+    first.
 
     ``get(key, compute)`` returns ``(answer, how)``: ``how`` is ``"hit"`` (from the
     memo), ``"shared"`` (joined a computation already running for the key) or
     ``"miss"`` (computed by this call).  ``compute()`` returns ``(answer, final)``;
     only final answers are kept.  A computation runs in its own task, so a caller
-    that goes away does not cancel it for the others."""
+    that goes away does not cancel it for the others; when every caller waiting for
+    it has gone, it is cancelled (its work is abandoned)."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, nbytes: int = 256 * 1024 * 1024, measure: Callable[[object], int] | None = None):
         if size < 1:
             raise ValueError("the memo needs room for at least one answer")
         self.size = size
-        self._answers: OrderedDict[str, object] = OrderedDict()
+        self._answers = LRU(size, nbytes, measure or _json_size)
         self._running: dict[str, asyncio.Task] = {}
+        self._waiting: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._answers)
 
     async def get(self, key: str, compute: Callable[[], Awaitable[tuple[object, bool]]]) -> tuple[object, str]:
-        if key in self._answers:
-            self._answers.move_to_end(key)
-            return self._answers[key], "hit"
+        found = self._answers.get(key)
+        if found is not None:
+            return found, "hit"
         running = self._running.get(key)
-        if running is not None:
+        how = "shared"
+        if running is None:
+            how = "miss"
+            running = asyncio.get_running_loop().create_task(compute())
+            self._running[key] = running
+            running.add_done_callback(lambda done: self._finish(key, done))
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
             answer, _ = await asyncio.shield(running)
-            return answer, "shared"
-        running = asyncio.get_running_loop().create_task(compute())
-        self._running[key] = running
-        running.add_done_callback(lambda done: self._finish(key, done))
-        answer, _ = await asyncio.shield(running)
-        return answer, "miss"
+        finally:
+            left = self._waiting[key] = self._waiting.get(key, 1) - 1
+            if left <= 0:
+                self._waiting.pop(key, None)
+                if not running.done():  # every caller has gone: nobody wants the answer
+                    running.cancel()
+        return answer, how
 
     def _finish(self, key: str, done: asyncio.Task) -> None:
-        del self._running[key]
+        if self._running.get(key) is done:
+            del self._running[key]
         if done.cancelled() or done.exception() is not None:
             return
         answer, final = done.result()
         if final:
-            self._answers[key] = answer
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+            self._answers.put(key, answer)
+
+
+def _json_size(answer: object) -> int:
+    try:
+        return len(json.dumps(answer, default=str))
+    except (TypeError, ValueError):
+        return 1024

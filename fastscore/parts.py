@@ -20,15 +20,29 @@ import polars as pl
 from fastscore import tables
 
 
-def atomically(path: Path, write) -> None:
-    """``write(temporary)`` then rename it to ``path``: readers see the old file or the
-    new one, never part of one."""
-    temporary = path.with_name(f".{path.name}.tmp")
+class WriteError(OSError):
+    """A file that could not be written (a full disk, a read-only folder): one line."""
+
+
+def _written(temporary: Path, path: Path, write) -> None:
+    """``write(temporary)`` then rename it to ``path``; on any failure the temporary is
+    removed and a ``WriteError`` names ``path`` and the reason in one line (Polars
+    reports an I/O error as its own ComputeError, with its Rust context)."""
     try:
         write(temporary)
         os.replace(temporary, path)
+    except (OSError, pl.exceptions.PolarsError) as error:
+        reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+        reason = reason.rpartition("underlying IO error: ")[2] if "underlying IO error: " in reason else reason
+        raise WriteError(f"cannot write {path}: {reason}") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        Path(temporary).unlink(missing_ok=True)
+
+
+def atomically(path: Path, write) -> None:
+    """``write(temporary)`` then rename it to ``path``: readers see the old file or the
+    new one, never part of one (a failure is a one-line ``WriteError``)."""
+    _written(path.with_name(f".{path.name}.tmp"), path, write)
 
 
 class PartStore:
@@ -75,9 +89,7 @@ class PartStore:
         self.count += 1
 
     def _write(self, frame: pl.DataFrame, stem: str) -> None:
-        temporary = self.folder / f"{stem}.tmp"
-        frame.write_parquet(temporary)
-        os.replace(temporary, self.folder / f"{stem}.parquet")
+        _written(self.folder / f"{stem}.tmp", self.folder / f"{stem}.parquet", frame.write_parquet)
 
     def scan(self, kind: str, cells: Mapping[tuple, str], *, extra: pl.DataFrame | None = None) -> pl.LazyFrame:
         """All rows of the current sweep's cells (the newest part winning per cell after
@@ -101,12 +113,11 @@ class PartStore:
             return
         stale = sorted(self.folder.glob("*-*.parquet"))
         for kind, path in (("probes", probes), ("scores", scores)):
-            temporary = self.folder / f"{kind}-{self.count:06d}.tmp"
             frame = pl.scan_parquet(path)
             if kind == "scores":
                 frame = frame.filter(pl.col("status") != "missing")
-            frame.sink_parquet(temporary)
-            os.replace(temporary, self.folder / f"{kind}-{self.count:06d}.parquet")
+            _written(self.folder / f"{kind}-{self.count:06d}.tmp", self.folder / f"{kind}-{self.count:06d}.parquet",
+                     frame.sink_parquet)
         for path in stale:
             path.unlink()
 

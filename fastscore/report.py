@@ -36,6 +36,11 @@ TASK_LEVEL_METHOD = (
 
 # ---------------------------------------------------------------- document
 
+def _plain(text: str) -> str:
+    """``text`` for Markdown: on one line (line breaks as spaces), HTML escaped."""
+    return html.escape(" ".join(str(text).splitlines()), quote=False)
+
+
 class _Document:
     """Headings, paragraphs, tables and images, rendered to Markdown and to HTML."""
 
@@ -56,21 +61,23 @@ class _Document:
         self.blocks.append(("image", name, alt))
 
     def markdown(self) -> str:
-        lines = [f"# {self.title}", ""]
+        """Markdown, with every text on one line and its HTML escaped (a config name
+        holding ``<script>`` or a newline is shown as written, and cannot break a table)."""
+        lines = [f"# {_plain(self.title)}", ""]
         for kind, *content in self.blocks:
             if kind == "heading":
-                lines += ["#" * content[0] + " " + content[1], ""]
+                lines += ["#" * content[0] + " " + _plain(content[1]), ""]
             elif kind == "text":
-                lines += [content[0], ""]
+                lines += [_plain(content[0]), ""]
             elif kind == "table":
                 headers, rows = content
-                cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+                cell = lambda text: _plain(str(text)).replace("|", "\\|")  # noqa: E731
                 lines.append("| " + " | ".join(map(cell, headers)) + " |")
                 lines.append("|" + "|".join("---" for _ in headers) + "|")
                 lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
                 lines.append("")
             else:
-                lines += [f"![{content[1]}]({content[0]})", ""]
+                lines += [f"![{_plain(content[1])}]({content[0]})", ""]
         return "\n".join(lines)
 
     def html(self) -> str:

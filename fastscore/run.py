@@ -25,7 +25,6 @@ the problem set but outside ``tasks`` (a Core set) are counted, not warned about
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
@@ -43,6 +42,7 @@ import polars as pl
 from fastscore import tables
 from fastscore.executors import ExecutorName, make_executor
 from fastscore.executors.base import Executor, WorkUnit
+from fastscore.lifeline import LockBusy, RunLock
 from fastscore.parts import PartStore, atomically
 from fastscore.passk import PASSK_FILE, read_passk
 from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
@@ -190,20 +190,18 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
 
 @contextmanager
 def _locked(out: Path):
-    """Hold an exclusive lock on ``out/.lock`` (creating ``out``) for the block."""
+    """Hold an exclusive lock on ``out/.lock`` (creating ``out``) for the block: released
+    by the kernel when this process dies; a lock left named by a dead run is taken over
+    (``fastscore.lifeline.RunLock``)."""
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise OutputBusy(f"{out} is in use by another fastscore score run (process {holder}); "
-                             "wait for it to finish or choose another --out") from None
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
-        yield
+    try:
+        with RunLock(out / ".lock", "another fastscore score run") as lock:
+            if lock.taken_over is not None:
+                print(f"fastscore: {out}/.lock was left by process {lock.taken_over}, which is no longer running: "
+                      "taking it over", file=sys.stderr)
+            yield
+    except LockBusy as error:
+        raise OutputBusy(f"{error}; wait for it to finish or choose another --out") from None
 
 
 def _mixed_columns(path: Path) -> dict[str, int]:
@@ -235,8 +233,8 @@ def _warnings(tally: _Tally, mixed: Mapping[str, int], unread_experiments: Seque
     if tally.unlabelled:
         warnings.append(f"{tally.unlabelled} sweep row(s) without a config or task were skipped")
     if tally.unread:
-        warnings.append(f"{len(tally.unread)} submission folder(s) with files that were not read "
-                        f"(e.g. {tally.unread[0][1]}): parse_error rows")
+        warnings.append(f"{len(tally.unread)} submission(s) that could not be read (a folder's files, a row's "
+                        f"text; e.g. {tally.unread[0][1]}): parse_error rows")
     if tally.no_task:
         warnings.append(f"{sum(tally.no_task.values())} attempt(s) name a task not in the problem set "
                         f"(e.g. {next(iter(tally.no_task))!r}): "

@@ -53,6 +53,11 @@ HARNESS_PROBE_COLUMNS = ("harness_probe_ok", "harness_probe_equivalent", "harnes
 _SPLITS = {"train": "harness_train_numeric", "id_test": "harness_id_numeric", "ood_test": "harness_ood_numeric"}
 
 
+MAX_RUN = 2**63 - 1
+"""The largest run number (the ``run`` column is Int64): a folder naming a larger one
+is a name that cannot be read."""
+
+
 class RunTreeError(ValueError):
     """An unusable run tree or experiment-name mapping (one line)."""
 
@@ -95,8 +100,8 @@ class ExperimentNames:
             if len(row) not in (2, 3) or not row[0] or not row[1]:
                 raise RunTreeError(f"{path}:{number}: expected 'exp_name,config[,run]', got {','.join(row)!r}")
             run = row[2] if len(row) == 3 else "0"
-            if not run.isdigit():
-                raise RunTreeError(f"{path}:{number}: run {run!r} is not a non-negative integer")
+            if not run.isdigit() or int(run) > MAX_RUN:
+                raise RunTreeError(f"{path}:{number}: run {run[:40]!r} is not an integer in [0, {MAX_RUN}]")
             if row[0] in mapping:
                 raise RunTreeError(f"{path}:{number}: experiment {row[0]!r} is mapped twice")
             mapping[row[0]] = (row[1], int(run))
@@ -112,6 +117,8 @@ class ExperimentNames:
         else:
             match = _DEFAULT_NAME.fullmatch(name)
             found = (name, 0) if match is None else (match["config"], int(match["run"]))
+        if found is not None and found[1] > MAX_RUN:  # not a run the tables can hold (Int64)
+            found = None
         if found is None:
             self.unread.append(name)
         return found

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import symengine as se
@@ -95,10 +95,14 @@ class ScoreMemo:
 
 
 def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Settings = DEFAULT_SETTINGS,
-               memo: ScoreMemo | None = None) -> tuple[list[dict], list[dict]]:
+               memo: ScoreMemo | None = None,
+               progress: Callable[[list[int] | None], None] | None = None) -> tuple[list[dict], list[dict]]:
     """Score submissions to one problem: returns (score rows, probe rows).  ``memo``
     carries results across calls (identical submissions are scored once).  The caller
-    decides about the garbage collector (the executors pause it, ``fastscore.collector``)."""
+    decides about the garbage collector (the executors pause it, ``fastscore.collector``).
+    ``progress(indices)`` is called before each submission's mechanism or law is solved,
+    with the indices of the rows that share it, and with None once all are solved (an
+    executor bounds each by its own time)."""
     memo = ScoreMemo(settings.memo_size) if memo is None else memo
     task = reference.problem.task_id
     laws, probe_sets = {}, {}
@@ -115,7 +119,17 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
                                 if done is None and answers[2] is not None))
     copies = Copies((*reference.knowns, reference.problem.target.name))  # a mechanism's copies: solved once
     copies.blocks.update(reference.own_blocks(settings))  # and the reference mechanism's blocks
-    candidates = {key: _build_candidate(reference, key, settings=settings, copies=copies) for key in wanted}
+    if progress is None:
+        candidates = {key: _build_candidate(reference, key, settings=settings, copies=copies) for key in wanted}
+    else:
+        indices: dict[tuple, list[int]] = {}
+        for i, row in enumerate(rows):
+            indices.setdefault(_law_key(row), []).append(i)
+        candidates = {}
+        for key in wanted:
+            progress(indices.get(key, []))
+            candidates[key] = _build_candidate(reference, key, settings=settings, copies=copies)
+        progress(None)
     # answers read through one solution (a mechanism and its copies in another order share it) are read once
     read: dict[tuple, tuple[dict, str | None]] = {}
     new_answers = {}
@@ -313,7 +327,7 @@ def _solve(reference: Reference, key: tuple, settings: Settings, copies: Copies)
     else:
         solution = solve_mechanism(equations, knowns=reference.knowns, target=problem.target.name,
                                    points=reference.points, budget=settings.solve_budget, rtol=settings.rtol,
-                                   solved_blocks=copies.blocks)
+                                   solved_blocks=copies.blocks, limits=settings.limits)
         copies.add(equations, (key, solution), texts, nodes)
     return _Candidate(kind="mechanism", expr=solution.law, equations=tuple(equations), solution=solution,
                       nodes=nodes, copy_of=None if found is None else (original, mapping))

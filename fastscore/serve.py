@@ -37,7 +37,7 @@ from pathlib import Path
 
 from aiohttp import BodyPartReader, hdrs, web
 
-from fastscore.memo import Memo
+from fastscore.memo import LRU, Memo
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
 from fastscore.public import PublicTask, TaskError, public_task, read_problem, read_train
 from fastscore.workers import FeedbackPool, task_memo
@@ -49,6 +49,12 @@ CACHE_HEADER = "X-Fastscore-Cache"
 _CHUNK = 1 << 16
 _INLINE = 1 << 20
 """Task files larger than this (bytes) are read off the event loop."""
+MAX_JSON = 2 * 1024 * 1024
+"""Largest JSON body of ``POST /v1/feedback`` (a submission is at most 256 K characters)."""
+BODY_SECONDS = 30.0
+"""A request body must arrive within this many seconds (a slow client is answered 400)."""
+KEEPALIVE_SECONDS = 15.0
+"""An idle kept-alive connection is closed after this many seconds."""
 
 _dumps = partial(json.dumps, allow_nan=False)
 
@@ -115,6 +121,22 @@ class _Service:
         self.memo = memo
         self.tasks = tasks
         self.uploaded = task_memo()  # task key -> its reading (a task or a TaskError)
+        self.clients = LRU(4096, 4096, lambda _: 1)  # client (host, port) -> its last job ended within its slice
+
+    async def _evaluate(self, request: web.Request, key: str, task, submission: bytes) -> tuple[dict, bool]:
+        """The pool's answer; a client (connection) whose work ran past its first slice
+        before goes to the long lane at once, one whose work did not is served first
+        (``FeedbackPool.evaluate``'s ``low`` and ``trusted``)."""
+        client = request.transport.get_extra_info("peername") if request.transport is not None else None
+        if client is None:
+            return await self.pool.evaluate(key, task, submission, arrived=request["arrived"])
+        ran_over = []
+        answer, final = await self.pool.evaluate(
+            key, task, submission, arrived=request["arrived"], low=self.clients.get(client) is False,
+            trusted=self.clients.get(client) is True, overran=lambda: ran_over.append(True))
+        if ran_over or final:
+            self.clients.put(client, not ran_over)
+        return answer, final
 
     async def health(self, request: web.Request) -> web.Response:
         return _json({"ok": True, "protocol": PROTOCOL})
@@ -136,7 +158,7 @@ class _Service:
                 self.uploaded.put(task_key, task)
             if isinstance(task, TaskError):
                 return {"ok": False, "error": str(task), "error_type": "TaskError"}, True
-            return await self.pool.evaluate(task_key, task, files["submission"])
+            return await self._evaluate(request, task_key, task, files["submission"])
 
         answer, request["cache"] = await self.memo.get(_digest(task_key.encode(), files["submission"]), compute)
         return _json(protocol_answer(answer), cache=request["cache"])
@@ -153,10 +175,10 @@ class _Service:
         return _json({"ok": True, "tasks": listed})
 
     async def feedback(self, request: web.Request) -> web.Response:
-        body = await request.read()
-        try:
-            query = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        body = await _read_json_body(request)
+        try:  # off the event loop when large: other requests are served meanwhile
+            query = json.loads(body) if len(body) <= _CHUNK else await asyncio.to_thread(json.loads, body)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, an integer of thousands of digits
             raise UploadError("the body must be a JSON object {\"task\": ..., \"submission\": ...}") from None
         if not isinstance(query, dict) or set(query) != {"task", "submission"}:
             raise UploadError("the body must be a JSON object with exactly the keys task and submission")
@@ -168,7 +190,7 @@ class _Service:
         submission = query["submission"].encode("utf-8", "surrogatepass")  # a lone surrogate fails to decode later
 
         async def compute():
-            return await self.pool.evaluate(loaded.key, loaded.task, submission)
+            return await self._evaluate(request, loaded.key, loaded.task, submission)
 
         answer, request["cache"] = await self.memo.get(_digest(loaded.key.encode(), submission), compute)
         return _json(answer if EXTRAS in answer else answer | {EXTRAS: {}}, cache=request["cache"])
@@ -187,8 +209,35 @@ def _uploaded_task(files: dict[str, bytes]) -> PublicTask | TaskError:
         return error
 
 
+async def _read_json_body(request: web.Request) -> bytes:
+    """A JSON request's body: at most ``MAX_JSON`` bytes, read within ``BODY_SECONDS``."""
+    length = request.content_length
+    if length is not None and length > MAX_JSON:
+        raise UploadError(f"the JSON body must be at most {MAX_JSON} bytes, got {length}")
+    chunks, total = [], 0
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            while chunk := await request.content.read(_CHUNK):
+                total += len(chunk)
+                if total > MAX_JSON:
+                    raise UploadError(f"the JSON body must be at most {MAX_JSON} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise UploadError(f"the body was not received within {BODY_SECONDS:g} s") from None
+    return b"".join(chunks)
+
+
 async def _read_upload(request: web.Request) -> dict[str, bytes]:
-    """The three file fields of a multipart upload, each read with the size cap."""
+    """The three file fields of a multipart upload, each read with the size cap, all
+    within ``BODY_SECONDS``."""
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            return await _read_fields(request)
+    except TimeoutError:
+        raise UploadError(f"the upload was not received within {BODY_SECONDS:g} s") from None
+
+
+async def _read_fields(request: web.Request) -> dict[str, bytes]:
     length = request.content_length
     if length is not None and not 1 <= length <= MAX_UPLOAD:
         raise UploadError(f"upload must be 1 to {MAX_UPLOAD} bytes, got {length}")
@@ -230,8 +279,14 @@ async def _read_upload(request: web.Request) -> dict[str, bytes]:
 async def _shape_and_log(request: web.Request, handler) -> web.StreamResponse:
     """JSON errors for every failure, and one log line per request."""
     started = time.perf_counter()
+    request["arrived"] = asyncio.get_running_loop().time()  # a job's budget counts from here
     try:
         response = await handler(request)
+    except asyncio.CancelledError:  # the client went away: its work is cancelled
+        ms = 1000 * (time.perf_counter() - started)
+        print(f"fastscore serve: {request.method} {request.raw_path[:200]} client gone {ms:.1f} ms "
+              f"cache={request.get('cache', '-')}", file=sys.stderr, flush=True)
+        raise
     except UploadError as error:
         response = _json({"ok": False, "error": str(error)}, 400)
     except web.HTTPException as error:
@@ -263,8 +318,10 @@ async def serve(host: str = "127.0.0.1", port: int = 8000, *, workers: int = 2, 
     listening: ``{"url": ".../evaluate", "protocol": ..., "tasks": n}``."""
     pool = FeedbackPool(workers, limit=budget)
     pool.start()
+    # a client that goes away cancels its handler (and so its evaluation, fastscore.memo);
+    # an idle kept-alive connection is closed after KEEPALIVE_SECONDS
     runner = web.AppRunner(create_app(pool, tasks=tasks, cache_size=cache_size), access_log=None,
-                           handle_signals=False)
+                           handle_signals=False, handler_cancellation=True, keepalive_timeout=KEEPALIVE_SECONDS)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

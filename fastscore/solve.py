@@ -38,10 +38,12 @@ from fastscore.caches import memoized
 from fastscore.canonical import count_nodes, reduced_roots, subexpressions
 from fastscore.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
 from fastscore.compile import UnsupportedExpression, compile_tape, constant_value
+from fastscore.growth import closed_form_problem, power_problem, size_problem
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, UnsatisfiedEquation, linear_block, solve_linear
 from fastscore.settings import DEFAULT_SETTINGS
+from fastscore.tokens import DEFAULT_LIMITS, Limits
 from fastscore.warm import warm_up
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "compile_block", "solve_mechanism"]
@@ -279,14 +281,15 @@ class _Solver:
     """State of one ``solve_mechanism`` call."""
 
     def __init__(self, knowns: Collection[str], points: Mapping[str, np.ndarray], budget: float, rtol: float,
-                 solved_blocks: dict | None = None):
+                 solved_blocks: dict | None = None, limits: Limits = DEFAULT_LIMITS, started: float | None = None):
         self.knowns = tuple(sorted(knowns))
+        self.limits = limits  # bounds on what substitution builds (fastscore.growth)
         self.solved_blocks = solved_blocks  # (equations, unknowns) -> (closed forms, branch counts)
         self.points = points
         self.env: dict[str, np.ndarray] | None = None  # lazily broadcast points + numeric values
         self.budget = budget
         self.rtol = rtol  # agreement of equation sides and of branches (Settings.rtol)
-        self.deadline = time.perf_counter() + budget
+        self.deadline = (time.perf_counter() if started is None else started) + budget
         self.sympy_left = budget / 2  # SymPy's share: the rest is kept for our own steps
         self.closed: dict[str, se.Basic] = {}  # unknown -> expr in knowns + numeric unknowns
         self.replacing = se.DictBasic()  # the same, by symbol: converted once, not per substitution
@@ -331,8 +334,21 @@ class _Solver:
 
     # -- results
 
+    def bound(self, what: str, expr: se.Basic) -> None:
+        """Stop (``SolveError``) when ``expr`` grows past ``Limits.max_solved_nodes`` or
+        the budget is spent: checked as an elimination builds its expressions."""
+        problem = size_problem(what, expr, self.limits)
+        if problem is not None:
+            raise SolveError(problem)
+        self.check_budget()
+
     def record(self, name: str, expr: se.Basic) -> None:
-        """A closed form; one that depends on numeric unknowns is kept out of the law."""
+        """A closed form, within the bounds of ``fastscore.growth`` (else ``SolveError``);
+        one that depends on numeric unknowns is kept out of the law."""
+        problem = closed_form_problem(name, expr, self.limits)
+        if problem is not None:
+            raise SolveError(problem)
+        self.check_budget()
         self.closed[name] = expr
         self.replacing[se.Symbol(name)] = expr
         self.plan.append(_Closed(name, expr))
@@ -351,6 +367,10 @@ class _Solver:
         looked up in ``solved_blocks`` (shared by the solves of one batch): met before, its
         closed forms and branch counts are recorded again, not solved again."""
         self.check_budget()
+        for side in (side for equation in equations for side in equation):
+            problem = power_problem(side, self.substitute, self.closed.keys(), names_of, self.limits)
+            if problem is not None:
+                raise SolveError(problem)
         equations = [(self.substitute(lhs), self.substitute(rhs)) for lhs, rhs in equations]
         key = None
         if self.solved_blocks is not None and not any((names_of(lhs) | names_of(rhs)) & self.numeric
@@ -373,7 +393,7 @@ class _Solver:
     def solve_equations(self, equations: list[tuple[se.Basic, se.Basic]], unknowns: list[str]) -> None:
         """`solve_block` on its equations with the closed forms before it substituted."""
         if len(unknowns) > 1:
-            linear = linear_block([_residual(lhs, rhs) for lhs, rhs in equations], unknowns)
+            linear = linear_block([_residual(lhs, rhs) for lhs, rhs in equations], unknowns, self.check_budget)
             if linear is not None:
                 self.solve_linear_block(linear, equations)
                 return
@@ -387,7 +407,10 @@ class _Solver:
             sym = se.Symbol(name)
             del equations[i]
             mapping = se.DictBasic({sym: expr})
+            self.bound(f"eliminating {name}", expr)
             equations = [(lhs.xreplace(mapping), rhs.xreplace(mapping)) for lhs, rhs in equations]
+            for lhs, rhs in equations:
+                self.bound(f"eliminating {name}", lhs - rhs)
             steps.append((name, expr))
             remaining.remove(name)
             for lhs, rhs in equations:
@@ -413,7 +436,10 @@ class _Solver:
         """A block linear in its unknowns: exact elimination (``fastscore.linear``), whose
         float64 solution is checked against the block's equations at the points."""
         try:
-            solved, _ = solve_linear(block, self.evaluate_many if self.points else None, rtol=self.rtol)
+            solved, _ = solve_linear(block, self.evaluate_many if self.points else None, rtol=self.rtol,
+                                     bound=lambda expr: self.bound(f"the linear block in {listed(block.unknowns)}",
+                                                                   expr),
+                                     check=self.check_budget)
         except UnsatisfiedEquation as error:
             lhs, rhs = equations[error.index]
             raise SolveError(f"the linear block in {listed(block.unknowns)} is singular on part of the "
@@ -610,6 +636,7 @@ def solve_mechanism(
     budget: float = DEFAULT_SETTINGS.solve_budget,
     rtol: float = DEFAULT_SETTINGS.rtol,
     solved_blocks: dict | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Solution:
     """Eliminate every unknown of ``equations`` and derive the ``target``.
 
@@ -620,16 +647,24 @@ def solve_mechanism(
     systems and ``SolveTimeout`` when ``budget`` seconds are exceeded.  ``rtol``
     (``Settings.rtol``) is the agreement of equation sides and of branches.  ``solved_blocks``:
     a dict shared by solves with the same ``knowns``, ``points`` and ``rtol`` (one batch
-    of a task), in which blocks solved in closed form are kept and looked up.  Numba's
+    of a task), in which blocks solved in closed form are kept and looked up.  ``limits``
+    bounds what substitution and elimination build (``fastscore.growth``): past them,
+    and past the budget (checked at each closed form and elimination step), a
+    ``SolveError``.  Numba's
     first compilation is not charged to the budget; a garbage-collector pause (which
     grows with the caller's heap) is, unless the caller has paused the collector, as
     the executors and the bulk commands do (``fastscore.collector``).
     """
     warm_up()
+    started = time.perf_counter()
     known = set(knowns)
     if target in known:
         raise SolveError(f"target {target} is declared as a known")
-    problems = [_unusable(lhs, rhs) for lhs, rhs in equations]
+    problems = []
+    for lhs, rhs in equations:
+        problems.append(_unusable(lhs, rhs))
+        if time.perf_counter() > started + budget:
+            raise SolveTimeout(f"solve budget of {budget:g} s exceeded")
     for kind in (0, 1):  # an unknown function anywhere first, then an identity
         for problem in problems:
             if problem[kind] is not None:
@@ -638,7 +673,7 @@ def solve_mechanism(
     unknowns = sorted({target}.union(*equation_unknowns))
     if not any(target in e for e in equation_unknowns):
         raise SolveError(f"under-determined: the target {target} appears in no equation")
-    solver = _Solver(known, points, budget, rtol, solved_blocks)
+    solver = _Solver(known, points, budget, rtol, solved_blocks, limits, started)
     matching, order = _decomposition(tuple(map(frozenset, equation_unknowns)), tuple(unknowns))
     free = set(unknowns) - set(matching.values())
     n_eq, n_un = len(equations), len(unknowns)

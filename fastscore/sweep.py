@@ -233,6 +233,17 @@ def _csv_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     return frames()
 
 
+def _has_surrogate(value) -> bool:
+    """Whether a JSON value holds a string with a lone surrogate (JSON escapes allow one)."""
+    if isinstance(value, str):
+        return not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
 def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     def row(line: str, number: int) -> dict:
         try:
@@ -252,6 +263,14 @@ def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
         for name, convert in _TEXT_COLUMNS.items():
             if name in value:
                 value[name] = convert(value[name])
+        for name, cell in list(value.items()):
+            if _has_surrogate(cell):  # "\ud800": text no table (nor UTF-8) can hold
+                if name in ("config", "run", "task") or _has_surrogate(name):
+                    raise SweepError(f"{path}:{number}: column {_shown(name)} is not valid Unicode "
+                                     "(a lone surrogate such as \\ud800)")
+                value[name] = None
+                value.setdefault(READ_ERROR, f"line {number}: column {_shown(name)} is not valid Unicode "
+                                             "(a lone surrogate such as \\ud800)")
         return value
 
     def frame(rows: list[dict], number: int) -> pl.DataFrame:

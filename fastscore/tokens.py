@@ -23,6 +23,7 @@ class Limits:
     max_depth: int = 400  # nesting: parentheses, calls, unary signs, power exponents
     max_exponent: float = 1000  # |numeric exponent| allowed in a**b
     max_equations: int = 100  # equations per mechanism (and answers per probe set)
+    max_solved_nodes: int = 200_000  # tree nodes of a closed form the solver builds (a coefficient of a linear block)
 
 
 DEFAULT_LIMITS = Limits()

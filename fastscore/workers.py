@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+from collections import deque
+from collections.abc import Callable
+import os
 import signal
 import sys
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 
+from fastscore.lifeline import tie_to_parent
 from fastscore.memo import LRU
 
 __all__ = ["FeedbackPool", "TASKS_KEPT", "TASK_BYTES_KEPT", "start_fork_server", "task_memo"]
@@ -54,6 +58,7 @@ def _work(conn: Connection) -> None:
     """A worker's life: warm up (at once when forked from the warm fork server), then
     answer ``(task key, task or None, submission, budget)`` jobs until the pipe closes,
     each with the garbage collector paused (``fastscore.collector``)."""
+    tie_to_parent(os.getppid())  # the fork server; it ends with the service
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from fastscore.collector import paused
     from fastscore.feedback import feedback
@@ -83,6 +88,47 @@ def _work(conn: Connection) -> None:
         conn.send(answer)
 
 
+class _Idle:
+    """Idle shared workers, handed to waiting jobs: first ones first, then the others,
+    each in order of arrival (``get(later)``)."""
+
+    def __init__(self):
+        self._workers: list[_Worker] = []
+        self._waiting: dict[bool, deque[asyncio.Future]] = {False: deque(), True: deque()}
+
+    def qsize(self) -> int:
+        return len(self._workers)
+
+    def put_nowait(self, worker: _Worker) -> None:
+        for low in (False, True):
+            waiting = self._waiting[low]
+            while waiting:
+                future = waiting.popleft()
+                if not future.done():
+                    future.set_result(worker)
+                    return
+        self._workers.append(worker)
+
+    async def get(self, low: bool = False) -> _Worker:
+        if self._workers and (not low or not any(not f.done() for f in self._waiting[False])):
+            return self._workers.pop(0)  # the longest idle first
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[low].append(future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # handed a worker as it was cancelled: pass it on
+                self.put_nowait(future.result())
+            raise
+
+
+class _Died(Exception):
+    """A worker died while it held a job."""
+
+    def __init__(self, code):
+        self.code = code
+
+
 class _Worker:
     def __init__(self, process, conn: Connection):
         self.process = process
@@ -96,48 +142,148 @@ class _Worker:
 
 class FeedbackPool:
     """``size`` warm worker processes answering feedback jobs, each within ``limit``
-    seconds of wall-clock time (the solver is given half of it)."""
+    seconds of wall-clock time from its arrival (waiting for a worker included; the
+    solver is given half of what is left when it starts).
 
-    def __init__(self, size: int, *, limit: float):
+    Fairness: a job gets a first ``slice`` seconds on a shared worker; one still running
+    then is a long job, moved to the long lane, which holds at most ``long_jobs`` jobs
+    at once, each on a worker of its own (the running worker itself when the lane has
+    room, a shared worker being started in its place; else the job is stopped and
+    started again on a fresh worker when a place frees, within its deadline).  So
+    runaway submissions never hold the shared workers for more than a slice, and
+    normal requests keep their latency.  A job whose client goes away is cancelled
+    (its worker stopped and replaced); a worker that dies is replaced and its job tried
+    once more on another."""
+
+    SLICE = 0.25
+
+    def __init__(self, size: int, *, limit: float, long_jobs: int | None = None, slice: float | None = None):
         if size < 1 or limit <= 0:
             raise ValueError("the pool needs at least one worker and a positive time limit")
         self.size = size
         self.limit = limit
+        self.slice = min(self.SLICE if slice is None else slice, limit)
+        self.long_jobs = max(1, size // 2) if long_jobs is None else long_jobs
+        self._long = asyncio.Semaphore(self.long_jobs)
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(_PRELOAD)
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._idle = _Idle()
         self._all: set[_Worker] = set()
         self._starting: set[asyncio.Task] = set()
         self._closed = False
+        self._ready = asyncio.Event()  # set when a first worker is ready
 
     def start(self) -> None:
         """Start the workers in the background; jobs wait for the first ready one."""
         for _ in range(self.size):
             self._replace()
 
-    async def evaluate(self, key: str, task, submission: bytes | str) -> tuple[dict, bool]:
+    async def evaluate(self, key: str, task, submission: bytes | str, *,
+                       arrived: float | None = None, low: bool = False, trusted: bool = False,
+                       overran: Callable[[], None] | None = None) -> tuple[dict, bool]:
         """The answer of one job, and whether it is final (False for a timeout or a
-        dead worker: not to be kept in a cache)."""
-        worker = await self._idle.get()
+        dead worker: not to be kept in a cache).  ``arrived``: the loop time the
+        request arrived (default now); the budget counts from it.  A ``low`` job (from
+        a client whose work ran past its budget before) goes straight to the long lane,
+        never to a shared worker; a ``trusted`` job (from a client whose jobs ended
+        within their slice) is handed a shared worker before the others; ``overran()``
+        is called when the job runs past its slice (the caller may mark its client
+        ``low``)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limit
+        deadline = (loop.time() if arrived is None else arrived) + self.limit
+        if not self._ready.is_set():  # the service is starting: its warm-up is not the job's
+            await asyncio.wait_for(self._ready.wait(), START_LIMIT)
+            deadline = loop.time() + self.limit
+        for attempt in range(2):
+            try:
+                if low:  # straight to the long lane: the shared workers are not its to hold
+                    return await self._long_job(None, key, task, submission, deadline)
+                worker = await asyncio.wait_for(self._idle.get(not trusted), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return self._timeout(), False
+            try:
+                reply = await self._run(worker, key, task, submission, min(deadline, loop.time() + self.slice),
+                                        deadline - loop.time())
+                if reply is not None:
+                    self._idle.put_nowait(worker)
+                    return reply, True
+                if overran is not None:
+                    overran()
+                if deadline - loop.time() <= 0:
+                    self._retire(worker)
+                    return self._timeout(), False
+                return await self._long_job(worker, key, task, submission, deadline)
+            except TimeoutError:
+                return self._timeout(), False
+            except _Died as died:
+                if attempt == 0 and deadline - loop.time() > 0:
+                    continue  # another worker tries once more
+                return {"ok": False, "error": f"the evaluating worker process died (exit code {died.code}), twice",
+                        "error_type": "WorkerError"}, False
+        raise AssertionError("unreachable")
+
+    async def _long_job(self, worker: _Worker, key, task, submission, deadline: float) -> tuple[dict, bool]:
+        """A job past its slice: it goes on in the long lane (see the class doc)."""
+        loop = asyncio.get_running_loop()
+        if worker is not None and not self._long.locked():
+            await self._long.acquire()
+            self._all.discard(worker)  # now the lane's own: a shared worker takes its place
+            self._replace()
+        else:  # not started, or no room: (stopped, and) started again when there is
+            if worker is not None:
+                self._retire(worker)
+            await asyncio.wait_for(self._long.acquire(), max(0.0, deadline - loop.time()))
+            worker = None
         try:
-            worker.conn.send((key, None, submission, self.limit))
-            reply = await _receive(worker.conn, deadline - loop.time())
-            if reply == _NEED:
-                worker.conn.send((key, task, submission, self.limit))
+            if worker is None:
+                worker = await asyncio.wait_for(asyncio.to_thread(self._spawn), max(0.0, deadline - loop.time()))
+                if await _receive(worker.conn, deadline - loop.time()) != _READY:
+                    raise _Died(worker.process.exitcode)
+                reply = await self._run(worker, key, task, submission, deadline, deadline - loop.time(),
+                                        shared=False)
+            else:
                 reply = await _receive(worker.conn, deadline - loop.time())
-        except TimeoutError:
-            self._retire(worker)
-            return {"ok": False, "error": f"evaluation stopped: it ran past the time budget of {self.limit:g} s",
-                    "error_type": "Timeout"}, False
+            if reply is None:
+                raise TimeoutError
+            return reply, True
+        except TimeoutError:  # an OSError too: not a death
+            raise
         except (EOFError, OSError):
-            code = worker.process.exitcode
-            self._retire(worker)
-            return {"ok": False, "error": f"the evaluating worker process died (exit code {code})",
-                    "error_type": "WorkerError"}, False
-        self._idle.put_nowait(worker)
-        return reply, True
+            raise _Died(None if worker is None else worker.process.exitcode) from None
+        finally:
+            if worker is not None:
+                worker.kill()
+            self._long.release()
+
+    async def _run(self, worker: _Worker, key, task, submission, until: float, budget: float, *,
+                   shared: bool = True):
+        """Send the job (``budget`` seconds for the evaluation) and wait for its answer
+        until ``until`` (loop time): the reply, or None when still running then (the
+        worker is left running it).  A worker that dies raises ``_Died``; a cancelled
+        wait stops the worker.  A ``shared`` worker stopped is replaced; a long-lane
+        worker (started with no task held) is not."""
+        loop = asyncio.get_running_loop()
+        budget = max(budget, 0.001)
+        stop = self._retire if shared else _Worker.kill
+        try:
+            worker.conn.send((key, None if shared else task, submission, budget))
+            reply = await _receive(worker.conn, until - loop.time())
+            if reply == _NEED:
+                worker.conn.send((key, task, submission, budget))
+                reply = await _receive(worker.conn, until - loop.time())
+            return reply
+        except TimeoutError:
+            return None
+        except (EOFError, OSError):
+            stop(worker)
+            raise _Died(worker.process.exitcode) from None
+        except asyncio.CancelledError:  # the client went away: its work is stopped
+            stop(worker)
+            raise
+
+    def _timeout(self) -> dict:
+        return {"ok": False, "error": f"evaluation stopped: it ran past the time budget of {self.limit:g} s",
+                "error_type": "Timeout"}
 
     def status(self) -> dict:
         """Process ids of the live workers, how many are idle and how many starting."""
@@ -184,6 +330,7 @@ class FeedbackPool:
             worker.kill()
             return
         self._idle.put_nowait(worker)
+        self._ready.set()
 
     def _spawn(self) -> _Worker:
         ours, theirs = self._context.Pipe()

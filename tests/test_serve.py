@@ -280,7 +280,8 @@ def test_runaway_is_stopped_while_others_are_served(server, demo_files):
         assert time.monotonic() < deadline, status
         time.sleep(0.2)
     after = status["workers"]
-    assert len(after) == WORKERS and len(set(before) - set(after)) == 3  # two runaways + the one above
+    # the two runaways' workers at least (the one above may have run on a replacement)
+    assert len(after) == WORKERS and len(set(before) - set(after)) >= 2
     for pid in set(before) - set(after):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

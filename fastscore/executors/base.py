@@ -57,16 +57,17 @@ class ReferenceCache:
 
 
 def score_units(units: Iterable[WorkUnit], references: ReferenceCache, settings: Settings,
-                score: Callable[..., Result]) -> Iterator[Result]:
+                score: Callable[..., Result], progress: Callable | None = None) -> Iterator[Result]:
     """Score each (task, rows) unit against its reference with ``score``
     (``fastscore.score.score_task``, as each executor names it; a non-law benchmark's
     task with its benchmark's ``score_task``), the garbage collector
-    paused meanwhile."""
+    paused meanwhile; ``progress`` is handed on to it when given."""
+    extra = {} if progress is None else {"progress": progress}
     for task, rows in units:
         reference = references[task]
         with paused():
             if isinstance(reference, Problem):  # a non-law benchmark's task: its own scorer
                 result = benchmark_of(reference).score_task(reference, rows, settings), []
             else:
-                result = score(reference, rows, settings=settings, memo=references.memo)
+                result = score(reference, rows, settings=settings, memo=references.memo, **extra)
         yield result

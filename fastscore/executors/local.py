@@ -9,7 +9,11 @@ is forked.  As in the Ray executor:
 - the clock of a batch starts when the child starts it (the child says so), so time
   spent queued behind a slow batch never counts; the limit is ``Settings.row_timeout`` times
   ``max(2, rows / 50)``;
-- a batch that fails (time limit, death, an exception in scoring) is retried one
+- the child says which submission it solves: one whose solve alone runs past
+  ``row_timeout`` stops the child, becomes a ``timeout`` row (with the rows of the same
+  text), and the rest of its batch goes again as a batch, so that a bomb costs its own
+  time, not its batch's;
+- a batch that fails otherwise (time limit, death, an exception in scoring) is retried one
   submission at a time; a lone submission past ``row_timeout`` becomes a ``timeout``
   row, one that kills the child or raises an ``eval_error`` row, and no other row is
   affected.  Such rows carry no ``submission_sha``, so a resumed run scores them again.
@@ -38,11 +42,13 @@ from typing import Iterable, Iterator, Mapping
 from fastscore import tables
 from fastscore.collector import paused
 from fastscore.executors.base import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.lifeline import tie_to_parent
 from fastscore.problems import Problem
 from fastscore.score import score_task
 from fastscore.settings import Settings
 
 IN_FLIGHT = 2  # batches sent ahead to the child
+OVERRUN = "overrun"  # the outcome of a batch stopped by one submission's solve
 
 
 @dataclass
@@ -138,21 +144,39 @@ class LocalExecutor:
             if self._child is None:  # stopped: the batches behind never started, they go again
                 retries.extendleft(reversed(sent))
                 sent.clear()
-            if failure and not batch.single:
+            overran = []
+            if failure and outcome[0] == OVERRUN:  # the rest of the batch goes again without them
+                (task, rows), = batch.units
+                overran = [Batch([(task, [rows[i]])], single=True) for i in outcome[1]]
+                rest = [row for i, row in enumerate(rows) if i not in set(outcome[1])]
+                if rest:
+                    retries.appendleft(Batch([(task, rest)]))
+            elif failure and not batch.single:
                 retries.extendleft(reversed(batch.singles()))
             fill()
             if not failure:
                 yield outcome
+            elif overran:
+                for single in overran:
+                    yield failed(single, self._problems, "timeout", timeout_error(self._row_timeout))
             elif batch.single:
                 yield failed(batch, self._problems, *outcome)
 
     def _outcome(self, batch: Batch) -> Result | tuple[str, str]:
         """The child's result for ``batch`` (the first it has not finished), or the
         (status, error) of its failure; a child past the time limit is stopped, as is
-        one that died."""
-        started = None
+        one that died.  A submission of a batch whose solve alone runs past
+        ``row_timeout`` (the child says which it solves) stops it too: (``OVERRUN``, the
+        indices of its rows in the batch)."""
+        started = solving = None  # solving: (row indices, since when)
         while True:
-            wait = 1.0 if started is None else max(0.0, started + batch.limit(self._row_timeout) - time.monotonic())
+            if started is None:
+                wait = 1.0
+            else:
+                deadline = started + batch.limit(self._row_timeout)
+                if solving is not None:
+                    deadline = min(deadline, solving[1] + self._row_timeout)
+                wait = max(0.0, deadline - time.monotonic())
             try:
                 message = self._connection.recv() if self._connection.poll(wait) else None
             except (EOFError, OSError):  # the child died
@@ -161,9 +185,14 @@ class LocalExecutor:
             if message is None:
                 if started is not None:
                     self._stop()
+                    if solving is not None and not batch.single and \
+                            time.monotonic() >= solving[1] + self._row_timeout:
+                        return OVERRUN, solving[0]
                     return "timeout", timeout_error(self._row_timeout)
             elif message[0] == "started":
                 started = time.monotonic()
+            elif message[0] == "solving":
+                solving = None if not message[1] else (message[1], time.monotonic())
             elif message[0] == "done":
                 return message[1]
             else:
@@ -184,7 +213,8 @@ class LocalExecutor:
         context = multiprocessing.get_context("fork")
         self._connection, child_end = context.Pipe()
         self._child = context.Process(target=_serve, args=(child_end, self._problems, self._settings,
-                                                           self._memory_limit), daemon=True)
+                                                           self._memory_limit, self._connection, os.getpid()),
+                                      daemon=True)
         self._child.start()
         child_end.close()
 
@@ -200,11 +230,17 @@ class LocalExecutor:
         self._stop()
 
 
-def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int) -> None:
+def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memory_limit: int,
+           parent_end, parent: int) -> None:
     """The child: score each batch received, saying when it starts; exit when the
-    parent is gone.  A thread reads the batches as they arrive, so the parent never
-    blocks sending one.  Ctrl-C is the parent's to handle."""
+    parent is gone (killed with it: ``fastscore.lifeline.tie_to_parent``; its end of
+    the pipe, inherited by the fork, is closed so that the pipe's end is seen).  A
+    thread reads the batches as they arrive, so the parent never blocks sending one.
+    Ctrl-C and SIGTERM are the parent's to handle."""
+    tie_to_parent(parent)
+    parent_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = memory_limit if hard == resource.RLIM_INFINITY else min(memory_limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -214,16 +250,17 @@ def _serve(connection, problems: Mapping[str, Problem], settings: Settings, memo
         while True:
             try:
                 arrived.put(connection.recv())
-            except (EOFError, OSError):
-                arrived.put(None)
-                return
+            except (EOFError, OSError):  # the parent is gone: no one reads a result
+                os._exit(0)
     threading.Thread(target=read, daemon=True).start()
     references = ReferenceCache(problems, settings)
     _warm_up(references, problems)
-    while (units := arrived.get()) is not None:
+    while True:
+        units = arrived.get()
         connection.send(("started",))
         try:
-            scored = list(score_units(units, references, settings, score_task))
+            scored = list(score_units(units, references, settings, score_task,
+                                      lambda rows: connection.send(("solving", rows))))
         except Exception as error:  # a bug or an exhausted resource: the parent retries row by row
             text = (str(error).splitlines() or [""])[0][:200]
             connection.send(("raised", f"{type(error).__name__}: {text}" if text else type(error).__name__))
