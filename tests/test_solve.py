@@ -271,15 +271,15 @@ def test_a_block_met_before_in_a_batch_is_not_solved_again(monkeypatch):
 
 
 def test_a_network_is_evaluated_step_by_step_with_the_values_of_its_closed_forms():
-    # 6 layers of 4 nodes, each a tanh of products of the layer before (a network written
+    # 5 layers of 3 nodes, each a tanh of products of the layer before (a network written
     # out as formulas): the closed forms of the chain share their subexpressions; each
     # step is evaluated from its own equation, with the same values
     rng = np.random.default_rng(5)
     text, layer = [], ["a", "x"]
-    for depth in range(6):
-        names = [f"n{depth}_{i}" for i in range(4)]
+    for depth in range(5):
+        names = [f"n{depth}_{i}" for i in range(3)]
         for name in names:
-            terms = " + ".join(f"{rng.uniform(-2, 2)!r}*{rng.choice(layer)}*{rng.choice(layer)}" for _ in range(4))
+            terms = " + ".join(f"{rng.uniform(-2, 2)!r}*{rng.choice(layer)}*{rng.choice(layer)}" for _ in range(3))
             text.append(f"{name} = tanh({terms})" if depth % 2 else f"{name} = -tanh({terms})")
         layer = names
     text.append("y = " + " + ".join(layer))
@@ -291,4 +291,4 @@ def test_a_network_is_evaluated_step_by_step_with_the_values_of_its_closed_forms
     for name in names:  # the whole closed form of each, evaluated as one tape
         assert np.allclose(values[name], _values(solution.expressions[name], points), rtol=1e-12, atol=0)
     local = {step.name: step.expr for step in solution._local_plan()}
-    assert all(names_of(local[f"n5_{i}"]) <= {f"n4_{j}" for j in range(4)} for i in range(4))
+    assert all(names_of(local[f"n4_{i}"]) <= {f"n3_{j}" for j in range(3)} for i in range(3))
