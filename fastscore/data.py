@@ -255,7 +255,7 @@ def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save
     probes, family, domain, mutations, seed) and the test splits are written too; without
     it, answer files left by an earlier run are removed.
     """
-    from .prepared import TASK
+    from .prepared import TASK, answer_law
     if tuple(splits.variables) != problem.data_variables:
         raise ValueError(f"{problem.task_id}: splits have variables {list(splits.variables)}; "
                          f"expected {list(problem.data_variables)}")
@@ -284,7 +284,7 @@ def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save
         "task_id": problem.task_id,
         "target_variable": problem.target.name,
         "source_variables": [*(v.name for v in problem.observed), *(c.name for c in problem.constants)],
-        "phenomenological_formula": problem.law,
+        "phenomenological_formula": answer_law(problem.law),
         "constants": constants,
         "data_variables": list(splits.variables),
         "mechanisms": [{"formula": e.text, "formula_description": e.description} for e in problem.mechanism],

@@ -13,7 +13,7 @@ A prepared folder (``mdbench prepare --task mechanism_discovery --format directo
   base units to exponents (``{"m": 1, "s": -2}``; ``{}`` dimensionless);
 - ``data_train.npy``: rows in the order of ``variables`` then ``auxiliary_input_variables``;
 - ``answer.json``: ``task``, ``target_variable``, ``source_variables`` (inputs,
-  auxiliary inputs, constants), ``phenomenological_formula`` (``y = ...``),
+  auxiliary inputs, constants), ``phenomenological_formula`` (``y = ...``, powers ``**``),
   ``constants``, ``data_variables`` (the target, inputs and auxiliary inputs: the rows of
   the test splits), ``mechanisms`` (formula, formula_description) and
   ``intermediate_variables``; fastscore adds ``task_id``, ``probes``, ``family``,
@@ -40,7 +40,7 @@ import numpy as np
 from fastscore.problems import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
                                 Sampling, Variable, register_problem_format)
 
-__all__ = ["ANSWER_FILE", "PROBLEM_FILE", "TASK", "unit_mapping", "unit_text", "problem_from_prepared",
+__all__ = ["ANSWER_FILE", "PROBLEM_FILE", "TASK", "answer_law", "unit_mapping", "unit_text", "problem_from_prepared",
            "is_prepared_answer"]
 
 ANSWER_FILE, PROBLEM_FILE = "answer.json", "problem.json"
@@ -80,6 +80,12 @@ def unit_text(unit) -> str:
     if isinstance(unit, Mapping):
         return " ".join(name if value == 1 else f"{name}^{value:g}" for name, value in unit.items()) or "1"
     return "" if unit is None else str(unit)
+
+
+def answer_law(law: str) -> str:
+    """The law as MDBench's answers write it: ``target = expression``, ``^`` written ``**``."""
+    target, _, expression = law.partition("=")
+    return f"{target.strip()} = {expression.strip().replace('^', '**')}"
 
 
 def is_prepared_answer(path: Path) -> bool:
