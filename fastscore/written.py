@@ -17,8 +17,6 @@ caller falls back to its own evaluation.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Number
-
 import numpy as np
 
 from fastscore.tokens import DEFAULT_LIMITS, DIGITS, END, ParseError, is_name, tokenize
@@ -34,6 +32,12 @@ _FUNCTIONS = {
 
 class _Unsupported(Exception):
     pass
+
+
+def _literal(value) -> bool:
+    """A Python number (a literal, or arithmetic among literals); anything else,
+    a NumPy scalar included, is evaluated by NumPy, as MDBench's symbol tree is."""
+    return type(value) in (int, float)
 
 
 class _Evaluator:
@@ -102,7 +106,7 @@ class _Evaluator:
 
 
 def _binary(operator: str, left, right):
-    if isinstance(left, Number) and isinstance(right, Number):  # folded by Python
+    if _literal(left) and _literal(right):  # folded by Python
         return {"+": left + right, "-": left - right, "*": left * right, "/": left / right}[operator]
     left, right = np.asarray(left), np.asarray(right)
     if operator == "+":
@@ -115,9 +119,9 @@ def _binary(operator: str, left, right):
 
 
 def _power(base, exponent):
-    if isinstance(base, Number) and isinstance(exponent, Number):
+    if _literal(base) and _literal(exponent):
         return base ** exponent
-    if isinstance(exponent, Number) and not isinstance(base, Number):
+    if _literal(exponent):
         if exponent == 2.0:
             return base ** 2
         if exponent == 3.0:

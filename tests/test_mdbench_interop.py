@@ -10,6 +10,7 @@ Python 3.12 is found (pyenv, or on the PATH), and skips with the reason otherwis
 """
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -206,7 +207,8 @@ def _python312() -> str | None:
 
 @pytest.fixture(scope="session")
 def mdbench_cli() -> Path:
-    """The ``mdbench`` executable of mdbench==0.7.0, installed once into a cache."""
+    """The ``mdbench`` executable of mdbench==0.7.0, installed once into a cache (under
+    a file lock, so concurrent sessions install it once)."""
     if given := os.environ.get("FASTSCORE_MDBENCH_CLI"):
         return Path(given)
     cache = Path(os.environ.get("FASTSCORE_TEST_CACHE") or Path.home() / ".cache" / "fastscore-tests")
@@ -218,6 +220,16 @@ def mdbench_cli() -> Path:
     if python is None:
         pytest.skip("MDBench 0.7 needs Python 3.12: none found (pyenv ~/.pyenv/versions/3.12*, or python3.12 "
                     "on the PATH); set FASTSCORE_MDBENCH_CLI to an installed mdbench")
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (done.is_file() and cli.is_file()):
+            _install(python, venv)
+            done.write_text(MDBENCH_VERSION + "\n")
+    return cli
+
+
+def _install(python: str, venv: Path) -> None:
     shutil.rmtree(venv, ignore_errors=True)
     try:
         subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
@@ -228,8 +240,6 @@ def mdbench_cli() -> Path:
     except subprocess.CalledProcessError as error:
         pytest.skip(f"could not install mdbench=={MDBENCH_VERSION} with {python}: "
                     f"{error.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
-    done.write_text(MDBENCH_VERSION + "\n")
-    return cli
 
 
 def run_mdbench(cli: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
