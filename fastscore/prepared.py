@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastscore.problems import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
-                                Sampling, Variable, register_problem_format)
+from fastscore.problems import (Constant, FieldReader, Problem, ProblemError, ProblemFormat, Sampling, Variable,
+                                register_problem_format)
 
 __all__ = ["ANSWER_FILE", "PROBLEM_FILE", "TASK", "answer_law", "unit_mapping", "unit_text", "problem_from_prepared",
            "is_prepared_answer"]
@@ -115,8 +115,10 @@ def _array(path: Path, read: FieldReader, rows: int, field: str) -> np.ndarray:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise read.error(field, f"{path.name} is not a readable NPY file: {exc}") from None
-    if array.ndim != 2 or array.shape[0] != rows or array.shape[1] == 0 or array.dtype.kind not in "fiu":
-        raise read.error(field, f"{path.name}: expected a real array of shape ({rows}, n), got {array.dtype} {array.shape}")
+    if (array.ndim != 2 or array.shape[0] != rows or array.shape[1] == 0 or array.dtype.kind not in "fiu"
+            or not np.isfinite(array).all()):
+        raise read.error(field, f"{path.name}: expected a finite real array of shape ({rows}, n), "
+                                f"got {array.dtype} {array.shape}")
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
@@ -172,6 +174,9 @@ def problem_from_prepared(path: str | Path, root: str | Path) -> Problem:
             raise read.error("", f"{file.name} is missing (prepare the folder with --save-answer)")
         arrays[split] = _array(file, read, len(columns), split)
     input_names = {item.get("name") for item in shown if isinstance(item, Mapping)} - {target_name}
+    ordered = [target_name, *(n for n in columns if n in input_names), *(n for n in columns[1:] if n not in input_names)]
+    if columns != ordered:
+        raise read.error("data_variables", f"expected the target, the inputs, then the auxiliary inputs, got {columns}")
     observed = []
     for row, name in enumerate(columns[1:], start=1):
         id_values = np.concatenate([arrays["train"][row], arrays["id_test"][row]])
@@ -179,10 +184,8 @@ def problem_from_prepared(path: str | Path, root: str | Path) -> Problem:
                                   _sampling(id_values, arrays["ood_test"][row])))
     splits = Splits(variables=tuple(columns), seed=answer.get("seed") if isinstance(answer.get("seed"), int) else None,
                     **arrays)
-    probes = tuple(Probe(name=read.name(p.get("name"), f"probes[{i}].name"), description=str(p.get("description") or ""),
-                         formula=p.get("formula")) for i, p in enumerate(read.sequence(answer.get("probes"), "probes",
-                                                                                           optional=True)))
-    mutations = answer.get("mutations")
+    probes = tuple(read.probe(item, f"probes[{i}]")
+                   for i, item in enumerate(read.sequence(answer.get("probes"), "probes", optional=True)))
     return Problem(
         task_id=_task_id(folder, Path(root)),
         name=read.text(public.get("problem_name"), "problem.json: problem_name", optional=True) or folder.name,
@@ -202,7 +205,7 @@ def problem_from_prepared(path: str | Path, root: str | Path) -> Problem:
                         enumerate(read.sequence(answer.get("mechanisms"), "mechanisms", optional=True))),
         family=answer.get("family") if isinstance(answer.get("family"), str) else None,
         domain=answer.get("domain") if isinstance(answer.get("domain"), str) else None,
-        mutations=tuple(mutations) if isinstance(mutations, list) else None,
+        mutations=read.mutations(answer.get("mutations"), "mutations"),
         probes=probes, source=str(path), format="mdbench-prepared", splits=splits,
     )
 

@@ -150,6 +150,32 @@ def test_hidden_auxiliary_inputs_are_refused_with_the_reason():
         load_problems(OUTPUTS / "prepared-hidden")
 
 
+def _copy_prepared(tmp_path, name="Spring_Oscillator_Period_-_Original"):
+    folder = tmp_path / "set" / name
+    shutil.copytree(OUTPUTS / "prepared" / name, folder)
+    return folder
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda f: np.save(f / "data_id_test.npy", np.full((3, 4), np.nan)), r"data_id_test.npy: expected a finite real"),
+    (lambda f: np.save(f / "data_ood_test.npy", np.zeros((2, 4))), r"expected a finite real array of shape \(3, n\)"),
+    (lambda f: (f / "data_ood_test.npy").unlink(), r"data_ood_test.npy is missing .*--save-answer"),
+    (lambda f: _edit(f, data_variables=["m", "T", "k"]), r"expected the target 'T' first"),
+    (lambda f: _edit(f, phenomenological_formula=None), r"missing required field 'phenomenological_formula'"),
+    (lambda f: _edit(f, mutations=[-1]), r"mutations\[0\]: expected a non-negative integer"),
+    (lambda f: (f / "answer.json").write_text("{not json"), r"answer.json: invalid JSON"),
+])
+def test_damaged_prepared_folders_fail_naming_file_and_field(tmp_path, damage, message):
+    damage(_copy_prepared(tmp_path))
+    with pytest.raises(ProblemError, match=message):
+        load_problems(tmp_path / "set")
+
+
+def _edit(folder, **changes):
+    answer = json.loads((folder / "answer.json").read_text(encoding="utf-8"))
+    (folder / "answer.json").write_text(json.dumps(answer | changes), encoding="utf-8")
+
+
 def test_units_as_mdbench_writes_them():
     assert unit_mapping("kg m s^-2") == {"kg": 1, "m": 1, "s": -2}
     assert unit_mapping("1 (dimensionless)") == {} and unit_mapping("") == {}
@@ -233,7 +259,8 @@ def _install(python: str, venv: Path) -> None:
     shutil.rmtree(venv, ignore_errors=True)
     try:
         subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", f"mdbench=={MDBENCH_VERSION}"],
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile",
+                        "--disable-pip-version-check", f"mdbench=={MDBENCH_VERSION}"],
                        check=True, capture_output=True, timeout=INSTALL_TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.skip(f"installing mdbench=={MDBENCH_VERSION} took more than {INSTALL_TIMEOUT} s")
