@@ -1,9 +1,11 @@
-"""Data splits (SPEC §3): deterministic train / ID test / OOD test draws, MDBench's file layouts.
+"""Data splits: deterministic train / ID test / OOD test draws, MDBench's file layouts.
 
 A split is a float64 array of shape (n_variables, n_samples): the target first, then the
-inputs, then the auxiliary inputs. Each problem's draws come from a generator derived
-from the seed and the task id alone, so the order problems are processed in, or the
-process they run in, never changes the arrays.
+inputs, then the auxiliary inputs. The splits are drawn as MDBench 0.7's ``mdbench
+synthetic`` draws them (`make_splits`), from a generator of the seed alone, so the order
+problems are processed in, or the process they run in, never changes the arrays, and
+the same seed gives MDBench's arrays (docs/mdbench.md). Other draws (equivalence points)
+use `problem_rng`, a generator of the seed, the task id and a stream.
 """
 from __future__ import annotations
 
@@ -30,7 +32,6 @@ SPLITS: tuple[Split, ...] = get_args(Split)
 Region = Literal["id", "ood", "domain"]
 REGIONS: tuple[Region, ...] = get_args(Region)
 _SPLIT_REGION = {"train": "id", "id_test": "id", "ood_test": "ood"}
-_SPLIT_STREAM = 0x73706C74  # b"splt": the split draws' own streams, apart from other users of problem_rng
 _ANSWER_FILES = ("answer.json", "data_id_test.npy", "data_ood_test.npy")
 Layout = Literal["mdbench", "mechbench"]
 """Task-view layouts: MDBench's prepared folders, MechBench's harness export."""
@@ -70,23 +71,29 @@ def _bounds(sampling: Sampling, region: Region) -> tuple[float, float]:
     raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
 
 
-def _draw(sampling: Sampling, region: Region, n: int, rng: np.random.Generator) -> np.ndarray:
+def _draw(sampling: Sampling, region: Region, n: int, rng: np.random.Generator, clip: bool) -> np.ndarray:
     low, high = _bounds(sampling, region)
     if sampling.distribution == "log_uniform":
         values = np.exp(rng.uniform(np.log(low), np.log(high), n))
     else:
         values = rng.uniform(low, high, n)
     # rounding (of exp, or of low + (high - low) * u) may land on or just past an edge
-    return np.clip(values, low, np.nextafter(high, low))
+    return np.clip(values, low, np.nextafter(high, low)) if clip else values
+
+
+def _sample(problem: Problem, region: Region, n: int, rng: np.random.Generator, *, clip: bool) -> dict[str, np.ndarray]:
+    return {v.name: _draw(v.sampling, region, n, rng, clip) for v in problem.observed}
 
 
 def sample_inputs(problem: Problem, *, region: Region, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Draw `n` values of every input and auxiliary input over `region` ('id', 'ood' or 'domain').
 
     'id' is [min, ood_boundary), 'ood' is [ood_boundary, max), 'domain' is [min, max);
-    each variable is drawn independently, uniform or log-uniform as its sampling says.
+    each variable is drawn independently, uniform or log-uniform as its sampling says
+    (a value rounded onto or past the upper edge is moved just below it; the splits,
+    drawn as MDBench draws them, keep such a value).
     """
-    return {v.name: _draw(v.sampling, region, n, rng) for v in problem.observed}
+    return _sample(problem, region, n, rng, clip=True)
 
 
 def _task_hash(task_id: str) -> int:
@@ -113,52 +120,63 @@ def _evaluate(target: Callable, points: Mapping[str, np.ndarray], n: int) -> np.
         raise ValueError(f"target returned shape {values.shape}; expected ({n},)") from None
 
 
+PILOT_SAMPLES = 10_000
+"""Draws over the whole domain before the splits, as MDBench's ``synthetic`` makes them
+(they advance the generator, and too few valid ones mean a useless sampling range)."""
+_MIN_BATCH = 1024
+
+
+def _valid_target(target: Callable, points: Mapping[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    values = _evaluate(target, points, n)
+    return values, np.isfinite(values)
+
+
 def _draw_split(problem: Problem, target: Callable, region: Region, n: int,
                 rng: np.random.Generator, max_rounds: int) -> np.ndarray:
-    """Draw n valid samples; invalid columns (non-finite target) are redrawn until all are finite."""
+    """Draw n valid samples by rejection, as MDBench does: each round draws a batch of
+    max(1024, 2 * missing) points of every observed variable (in declaration order, one
+    variable's whole batch after the other) and keeps the first valid ones (finite target)."""
     names = [v.name for v in problem.observed]
-    points = sample_inputs(problem, region=region, n=n, rng=rng)
-    rows = np.empty((1 + len(names), n))
-    rows[0] = _evaluate(target, points, n)
-    for i, name in enumerate(names, start=1):
-        rows[i] = points[name]
+    kept: list[np.ndarray] = []
+    accepted = 0
     for _ in range(max_rounds):
-        bad = np.flatnonzero(~np.isfinite(rows[0]))
-        if bad.size == 0:
-            return rows
-        # oversample, so sparse valid regions still fill within the round limit
-        m = max(2 * bad.size, 64)
-        candidates = sample_inputs(problem, region=region, n=m, rng=rng)
-        values = _evaluate(target, candidates, m)
-        good = np.flatnonzero(np.isfinite(values))[:bad.size]
-        slots = bad[:good.size]
-        rows[0, slots] = values[good]
-        for i, name in enumerate(names, start=1):
-            rows[i, slots] = candidates[name][good]
-    left = int(np.count_nonzero(~np.isfinite(rows[0])))
-    if left:
-        raise ValueError(f"{problem.task_id}: {left} of {n} samples in the '{region}' region still have "
-                         f"a non-finite target after {max_rounds} rounds of redrawing; "
-                         f"check the sampling ranges")
-    return rows
+        if accepted >= n:
+            break
+        batch = max(_MIN_BATCH, 2 * (n - accepted))
+        points = _sample(problem, region, batch, rng, clip=False)
+        values, valid = _valid_target(target, points, batch)
+        chosen = np.flatnonzero(valid)[:n - accepted]
+        if chosen.size:
+            kept.append(np.vstack([values[chosen], *(points[name][chosen] for name in names)]))
+            accepted += chosen.size
+    if accepted < n:
+        raise ValueError(f"{problem.task_id}: only {accepted} of {n} samples in the '{region}' region have "
+                         f"a finite target after {max_rounds} rounds of drawing; check the sampling ranges")
+    return np.ascontiguousarray(np.concatenate(kept, axis=1))
 
 
 def make_splits(problem: Problem, target: Callable[[Mapping[str, np.ndarray]], np.ndarray], *,
                 n: int = DEFAULT_SETTINGS.n_samples, seed: int = DEFAULT_SETTINGS.data_seed,
-                max_rounds: int = 50) -> Splits:
-    """Draw train and id_test from the ID region and ood_test from the OOD region.
+                max_rounds: int = 50, pilot: int = PILOT_SAMPLES) -> Splits:
+    """Draw train and id_test from the ID region and ood_test from the OOD region, the
+    way MDBench 0.7's ``mdbench synthetic --seed SEED`` does, so the arrays are MDBench's.
 
     `target(points)` maps {input name: values} to the target per sample, NaN or inf
-    where any derived quantity is non-real or non-finite; such samples are redrawn.
-    Each split has its own stream, derived from the seed, the task id and the split.
+    where any derived quantity is non-real or non-finite; such samples are rejected.
+    One generator, ``numpy.random.default_rng(seed)``, serves the problem: first
+    `pilot` draws over the whole domain (fewer than max(10, n_observed + 1) valid ones
+    is an error), then train, id_test and ood_test in turn (`_draw_split`).  The arrays
+    depend on the seed and the problem's variables, sampling and target, never on the
+    task id or on other problems.
     """
-    if n <= 0:
-        raise ValueError(f"n must be positive, got {n}")
-    arrays = {
-        split: _draw_split(problem, target, _SPLIT_REGION[split], n,
-                           problem_rng(problem, seed, _SPLIT_STREAM, index), max_rounds)
-        for index, split in enumerate(SPLITS)
-    }
+    if n <= 0 or pilot <= 0:
+        raise ValueError(f"n and pilot must be positive, got n={n}, pilot={pilot}")
+    rng = np.random.default_rng(seed)
+    _, valid = _valid_target(target, _sample(problem, "domain", pilot, rng, clip=False), pilot)
+    if (found := int(np.count_nonzero(valid))) < max(10, len(problem.observed) + 1):
+        raise ValueError(f"{problem.task_id}: only {found} of {pilot} draws over the whole domain have a "
+                         f"finite target; check the sampling ranges")
+    arrays = {split: _draw_split(problem, target, _SPLIT_REGION[split], n, rng, max_rounds) for split in SPLITS}
     return Splits(variables=problem.data_variables, seed=seed, **arrays)
 
 
@@ -211,12 +229,14 @@ def read_prepared(folder: str | Path) -> tuple[dict, np.ndarray]:
 
 
 def _variable_view(variable) -> dict:
-    return {"name": variable.name, "description": variable.description, "unit": variable.unit}
+    from .prepared import unit_mapping
+    return {"name": variable.name, "description": variable.description, "unit": unit_mapping(variable.unit)}
 
 
 def _constant_view(constant) -> dict:
+    from .prepared import unit_mapping
     return {"name": constant.name, "value": constant.value,
-            "description": constant.description, "unit": constant.unit}
+            "description": constant.description, "unit": unit_mapping(constant.unit)}
 
 
 def _write_json(path: Path, value) -> None:
@@ -224,30 +244,35 @@ def _write_json(path: Path, value) -> None:
 
 
 def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save_answer: bool = False) -> None:
-    """Write the public view of a task in MDBench's prepared layout (problem.json, data_train.npy).
+    """Write the public view of a task as MDBench 0.7's ``mdbench prepare --task
+    mechanism_discovery --reveal-auxiliary`` does (``fastscore.prepared``): problem.json
+    and data_train.npy, so MDBench's ``evaluate`` reads the folder.
 
     The public view holds the name, description, target, inputs, auxiliary inputs and
     constants with their descriptions and units - never the law, mechanism, probes,
-    intermediates or mutations. With `save_answer`, answer.json (law, mechanism,
-    intermediates, probes) and the test splits are written too; without it, answer
-    files left by an earlier run are removed.
+    intermediates or mutations. With `save_answer`, answer.json (MDBench's fields: law,
+    mechanism, intermediates, source and data variables, constants; and fastscore's:
+    probes, family, domain, mutations, seed) and the test splits are written too; without
+    it, answer files left by an earlier run are removed.
     """
+    from .prepared import TASK, answer_law
     if tuple(splits.variables) != problem.data_variables:
         raise ValueError(f"{problem.task_id}: splits have variables {list(splits.variables)}; "
                          f"expected {list(problem.data_variables)}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    constants = [_constant_view(c) for c in problem.constants]
     _write_json(folder / "problem.json", {
         "task_id": problem.task_id,
         "problem_name": problem.name,
         "problem_description": problem.description,
-        "task": "mechanism_discovery",
+        "task": TASK,
         "input": "data",
         "expected_output": "mechanisms",
         "target_variable": problem.target.name,
         "variables": [_variable_view(v) for v in (problem.target, *problem.inputs)],
         "auxiliary_input_variables": [_variable_view(v) for v in problem.auxiliary_inputs],
-        "constants": [_constant_view(c) for c in problem.constants],
+        "constants": constants,
     })
     np.save(folder / "data_train.npy", splits.train)
     if not save_answer:
@@ -255,16 +280,19 @@ def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save
             (folder / name).unlink(missing_ok=True)
         return
     _write_json(folder / "answer.json", {
+        "task": TASK,
         "task_id": problem.task_id,
         "target_variable": problem.target.name,
-        "phenomenological_formula": problem.law,
+        "source_variables": [*(v.name for v in problem.observed), *(c.name for c in problem.constants)],
+        "phenomenological_formula": answer_law(problem.law),
+        "constants": constants,
+        "data_variables": list(splits.variables),
         "mechanisms": [{"formula": e.text, "formula_description": e.description} for e in problem.mechanism],
         "intermediate_variables": [_variable_view(v) for v in problem.intermediates],
         "probes": [{"name": p.name, "description": p.description, "formula": p.formula} for p in problem.probes],
         "family": problem.family,
         "domain": problem.domain,
         "mutations": None if problem.mutations is None else list(problem.mutations),
-        "data_variables": list(splits.variables),
         "seed": splits.seed,
     })
     np.save(folder / "data_id_test.npy", splits.id_test)

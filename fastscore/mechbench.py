@@ -196,7 +196,7 @@ def read_task_file(path: Path, root: Path, data) -> Problem:
 
 register_problem_format(ProblemFormat(name="mechbench", claims=lambda path, data: is_task(data), read=read_task_file))
 register_problem_format(ProblemFormat(
-    name="mechbench-task-folder", claims=lambda path, data: True, yaml=False,
+    name="mechbench-task-folder", claims=lambda path, data: not (path.parent / "problem.json").is_file(), yaml=False,
     names=lambda name: name == ANSWER_FILE, read=lambda path, root, data: problem_from_answer(path, root)))
 
 

@@ -448,7 +448,7 @@ PROBLEM_FORMATS: list[ProblemFormat] = []
 """The formats, asked in order (the first that claims a file reads it); MDBench's
 problem YAML, which claims every YAML file, comes last.  Built-in formats are added
 on first use (`problem_formats`)."""
-_BUILTIN_FORMATS = Builtins("fastscore.mechbench", "fastscore.benchmarks")
+_BUILTIN_FORMATS = Builtins("fastscore.mechbench", "fastscore.prepared", "fastscore.benchmarks")
 
 
 def register_problem_format(problem_format: ProblemFormat) -> None:

@@ -21,6 +21,7 @@ from fastscore.parse import parse_equation, parse_expression, symbol
 from fastscore.problems import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve import Solution, SolveError, solve_mechanism
+from fastscore.written import written_values
 
 SEGMENTS = ("domain", *SPLITS)
 
@@ -270,15 +271,18 @@ def _solve_or_none(problem: Problem, points, constants, settings: Settings) -> t
 
 
 def _target_function(problem: Problem, law: se.Basic, names, constant_values, mechanism: Solution | None):
-    """The split generator's target: the law's value, NaN where the law or any derived
-    quantity of the reference mechanism is not a finite real number."""
+    """The split generator's target: the law's value (its text evaluated in written order,
+    as MDBench does, ``fastscore.written``, where it can be), NaN where the law or any
+    derived quantity of the reference mechanism is not a finite real number."""
     tape = compile_tape(law, names)
     internal = [] if mechanism is None else [
         v.name for v in problem.intermediates if v.name in mechanism.expressions or v.name in mechanism.numeric]
 
     def target(points: Mapping[str, np.ndarray]) -> np.ndarray:
         n = len(next(iter(points.values())))
-        y = evaluate(tape, _matrix(points, names[:len(names) - len(constant_values)], constant_values, n))
+        y = written_values(problem.law, {**points, **constant_values})  # MDBench's values, bit for bit
+        if y is None:
+            y = evaluate(tape, _matrix(points, names[:len(names) - len(constant_values)], constant_values, n))
         if internal:
             derived = mechanism.values(internal, {**points, **constant_values})
             y = np.where(np.all([np.isfinite(v) for v in derived.values()], axis=0), y, np.nan)

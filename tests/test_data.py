@@ -61,7 +61,49 @@ def test_processing_order_does_not_change_arrays():
     for task_id in forward:
         np.testing.assert_array_equal(forward[task_id].train, backward[task_id].train)
         np.testing.assert_array_equal(forward[task_id].ood_test, backward[task_id].ood_test)
-    assert not np.array_equal(forward["a"].train, forward["b"].train)  # task id enters the stream
+    # as MDBench: the arrays are a function of the seed and the problem, not of its task id
+    np.testing.assert_array_equal(forward["a"].train, forward["b"].train)
+
+
+def test_splits_are_mdbench_s_draws():
+    # MDBench 0.7's sampler, step by step: one default_rng(seed); 10,000 pilot draws over
+    # the domain, then per split batches of max(1024, 2 * missing) points, each variable's
+    # batch in declaration order, the first valid ones kept
+    rng = np.random.default_rng(5)
+
+    def draw(region, n):
+        x = rng.uniform(*{"id": (-2.0, 2.0), "ood": (2.0, 6.0), "domain": (-2.0, 6.0)}[region], n)
+        k = np.exp(rng.uniform(*np.log({"id": (1e-3, 1.0), "ood": (1.0, 1e3), "domain": (1e-3, 1e3)}[region]), n))
+        z = rng.uniform(*{"id": (1.0, 2.0), "ood": (2.0, 3.0), "domain": (1.0, 3.0)}[region], n)
+        return x, k, z
+
+    draw("domain", 10_000)
+    expected = {}
+    for split, region in (("train", "id"), ("id_test", "id"), ("ood_test", "ood")):
+        x, k, z = draw(region, 1024)
+        expected[split] = np.vstack([1.5 * x * k, x, k, z])[:, :300]
+    splits = make_splits(toy(), law, n=300, seed=5)
+    for split, array in expected.items():
+        np.testing.assert_array_equal(getattr(splits, split), array)
+
+
+def test_rejection_keeps_the_first_valid_draws_of_each_batch():
+    # valid only for x >= 1.2 (a fifth of the ID range): the first batch of 1024 falls
+    # short of 300; the second (again 1024, as 2 * missing < 1024) tops the split up
+    def fake(points):
+        return np.where(points["x"] >= 1.2, points["x"], np.nan)
+
+    splits = make_splits(toy(), fake, n=300, seed=9)
+    rng = np.random.default_rng(9)
+    rng.uniform(size=3 * 10_000)  # the pilot's draws of x, k and z
+    x = rng.uniform(-2.0, 2.0, 1024)
+    kept = x[x >= 1.2]
+    assert 0 < kept.size < 300  # this batch alone is not enough
+    rng.uniform(size=2 * 1024)  # its k and z
+    x2 = rng.uniform(-2.0, 2.0, 1024)
+    expected = np.concatenate([kept, x2[x2 >= 1.2][:300 - kept.size]])
+    np.testing.assert_array_equal(splits.train[1], expected)
+    np.testing.assert_array_equal(splits.train[0], expected)
 
 
 def test_problem_rng_is_a_stable_function_of_seed_and_task_id():
@@ -156,11 +198,17 @@ def test_scalar_target_broadcasts():
 
 
 def test_never_valid_raises_naming_the_task():
-    def fake(points):
+    def never(points):
         return np.where(points["x"] < 100, np.nan, 1.0)
 
-    with pytest.raises(ValueError, match=r"toy/variant-1: 20 of 20 samples in the 'id' region"):
-        make_splits(toy(), fake, n=20, max_rounds=3)
+    with pytest.raises(ValueError, match=r"toy/variant-1: only 0 of 10000 draws over the whole domain"):
+        make_splits(toy(), never, n=20, max_rounds=3)
+
+    def ood_only(points):  # the pilot finds valid draws, the ID region none
+        return np.where(points["x"] >= 2.0, 1.0, np.nan)
+
+    with pytest.raises(ValueError, match=r"toy/variant-1: only 0 of 20 samples in the 'id' region .* 3 rounds"):
+        make_splits(toy(), ood_only, n=20, max_rounds=3)
 
 
 def test_npz_round_trip(tmp_path):
@@ -204,8 +252,9 @@ def test_prepared_round_trip_without_answers(tmp_path):
     assert public["target_variable"] == "y"
     assert [v["name"] for v in public["variables"]] == ["y", "x", "k"]
     assert [v["name"] for v in public["auxiliary_input_variables"]] == ["z"]
-    assert public["variables"][1] == {"name": "x", "description": "linear input", "unit": "m"}
-    assert public["constants"] == [{"name": "a", "value": 1.5, "description": "a constant", "unit": "1"}]
+    # units as MDBench writes them: base units to exponents
+    assert public["variables"][1] == {"name": "x", "description": "linear input", "unit": {"m": 1}}
+    assert public["constants"] == [{"name": "a", "value": 1.5, "description": "a constant", "unit": {}}]
     text = (folder / "problem.json").read_text(encoding="utf-8")
     assert set(public) == {"task_id", "problem_name", "problem_description", "task", "input",
                            "expected_output", "target_variable", "variables", "auxiliary_input_variables",
