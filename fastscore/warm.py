@@ -1,8 +1,12 @@
-"""Compile (or load from Numba's cache) every kernel once per process, up front.
+"""Once-per-process set-up kept out of time budgets: the kernels and SymPy's solver.
 
 The first call of a kernel compiles it (seconds with an empty cache).  Work that runs
 under a time budget, such as a mechanism solve, calls ``warm_up`` first so that the
-compilation is never charged to the budget."""
+compilation is never charged to the budget.  Likewise the solver's first use of SymPy
+imports it and the modules its ``solve`` loads on demand (seconds on a busy machine):
+``warm_sympy`` does that with one small solve and says how long it took, which the
+solver adds to its deadline."""
+import time
 from functools import cache
 
 import numpy as np
@@ -30,3 +34,24 @@ def _block(residuals, jacobian, given, unknowns) -> Block:
     solver imports this module."""
     variables = [*given, *unknowns]
     return Block(pack([compile_tape(e, variables) for e in (*residuals, *jacobian)]), tuple(given), tuple(unknowns))
+
+
+_sympy_warm = False
+
+
+def warm_sympy() -> float:
+    """Import SymPy and run one small transcendental ``solve`` (which loads the solver's
+    modules); the seconds this took on the first call in this process, 0 afterwards."""
+    global _sympy_warm
+    if _sympy_warm:
+        return 0.0
+    started = time.perf_counter()
+    import sympy
+    u, x = sympy.symbols("u x", positive=True)
+    try:
+        sympy.solve(u + sympy.exp(u) - x, u)
+        sympy.solve(u**2 * x - 1, u)
+    except Exception:  # noqa: BLE001 - a warm-up only; the real solve reports its own failure
+        pass
+    _sympy_warm = True
+    return time.perf_counter() - started
