@@ -13,17 +13,24 @@ import numpy as np
 import symengine as se
 
 from fastscore.compile import compile_tape
-from fastscore.kernels import evaluate, pack, split_metrics
+from fastscore.kernels import classify, evaluate, evaluate_bounded, pack, screen, split_metrics, worst
 from fastscore.kernels.roots import Block, solve_block
 
 
 @cache  # once per process: not a memo of fastscore.caches, which clear() would empty and re-warm
 def warm_up() -> None:
-    """Run each kernel once on a tiny input."""
+    """Run each kernel once on a tiny input (every kernel is compiled, and cached, on a
+    process's first warm-up: ``fastscore.kernels.jit.cache_is_cold`` relies on it)."""
     x, u, w = se.Symbol("x"), se.Symbol("u"), se.Symbol("w")
     one = se.Integer(1)
     X = np.array([[1.0, 2.0]])
-    split_metrics(evaluate(compile_tape(x * x + 1, ["x"]), X), np.array([2.0, 5.0]))
+    tape = compile_tape(x * x + 1, ["x"])
+    values, other = evaluate(tape, X), np.array([2.0, 5.5])
+    split_metrics(values, other)
+    evaluate_bounded(tape, X, np.arange(2))
+    screen(values, other, rtol=1e-6, k=1)
+    classify(values, other, rtol=1e-6)
+    worst(values, other, np.arange(2), k=1)
     solve_block(_block([u * u - x], [2 * u], ["x"], ["u"]), X)
     solve_block(_block([u - x * w, w - u * u], [one, -x, -2 * u, one], ["x"], ["u", "w"]), X)  # the k > 1 path
 
