@@ -224,7 +224,7 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
            experiments: ExperimentNames | None = None) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
     already scored with the same submission are set aside."""
-    for frame in read_sweep(sweep, experiments=experiments):
+    for frame in read_sweep(sweep, experiments=experiments, problems=by_task):  # problems: PySR's x0, x1, ...
         groups = defaultdict(list)
         for row in frame.iter_rows(named=True):
             tally.rows += 1

@@ -451,7 +451,7 @@ SWEEP_READERS: list[SweepReader] = [
     SweepReader(TREE, lambda path: path.is_dir(), lambda path, size, options: _tree_frames(path, size)),
 ]
 """The readers, asked in order; built-in readers of other modules are added on first use."""
-_BUILTIN_READERS = Builtins("fastscore.runs")
+_BUILTIN_READERS = Builtins("fastscore.runs", "fastscore.pysr")
 
 
 def register_sweep_reader(reader: SweepReader, *, before: str | None = None) -> None:
