@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import get_args
 
 from fastscore import __version__, extras
+from fastscore.bundled_data import resolve
 from fastscore.data import Layout
 from fastscore.executors import ExecutorName
 from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
@@ -90,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="tables and figures from a scored output directory")
     report.add_argument("directory", type=Path, help="a scored output directory (fastscore score --out)")
     report.add_argument("--out", type=Path, help="where the report goes (default DIRECTORY/report)")
+    report.add_argument("--baseline", metavar="CONFIG",
+                        help="compare each configuration with this one (default: every pair up to 6 "
+                             "configurations, else the first configuration); every pair is in pairwise.parquet")
     report.set_defaults(handler=_report)
 
     prepare = commands.add_parser("prepare", help="public task views (problem.json and the training data)")
@@ -149,7 +153,9 @@ def _add_examples(commands) -> None:
 
 
 def _problems(paths: list[Path]):
-    """The --problems paths as the library takes them: one path, or a list of several."""
+    """The --problems paths as the library takes them: one path, or a list of several
+    (a name that is no path here names a bundled set: ``fastscore.bundled_data``)."""
+    paths = [resolve(path) for path in paths]
     return paths[0] if len(paths) == 1 else paths
 
 
@@ -206,7 +212,7 @@ def _score(args) -> int:
     tasks = None if args.tasks is None else read_task_list(args.tasks)
     experiments = (ExperimentNames.from_file(args.exp_map) if args.exp_map is not None
                    else ExperimentNames(pattern=args.exp_pattern))
-    summary = score_sweep(_problems(args.problems), args.sweep, args.out, tasks=tasks, executor=args.executor,
+    summary = score_sweep(_problems(args.problems), resolve(args.sweep), args.out, tasks=tasks, executor=args.executor,
                           address=args.address, workers=args.workers, settings=settings, progress=args.progress,
                           experiments=experiments)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3, tbl_hide_dataframe_shape=True):
@@ -252,7 +258,7 @@ def _validate(args) -> int:
 def _report(args) -> int:
     extras.require("report")
     from fastscore.report import write_report
-    path = write_report(args.directory, out=args.out)
+    path = write_report(args.directory, out=args.out, baseline=args.baseline)
     print(f"wrote {path}, {path.with_name('report.html')} and figures in {path.parent}")
     return 0
 
