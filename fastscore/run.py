@@ -120,9 +120,10 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
              "fastscore_version": __version__}
     parts = PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
-    _compiling_notice()
-    runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     bar = _progress(progress, sweep)
+    if not bar.disable:  # with the bar only: elsewhere stderr holds warnings and errors alone
+        _compiling_notice()
+    runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
     try:
         passed = 0  # rows not scored but shown on the bar: resumed and set-aside ones
         for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done, experiments)):
@@ -288,7 +289,8 @@ def _progress(enabled: bool | None, sweep):
 
 def _compiling_notice() -> None:
     """Say so on stderr when this run compiles the kernels (an empty or stale Numba
-    cache: about 20 s before the first row is scored) rather than loading them."""
+    cache: about 20 s before the first row is scored, with the bar at 0) rather than
+    loading them."""
     from fastscore.kernels.jit import cache_is_cold
     if cache_is_cold():
         print("fastscore: compiling kernels (first run, ~20 s)", file=sys.stderr, flush=True)

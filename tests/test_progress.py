@@ -29,11 +29,14 @@ def test_an_empty_numba_cache_is_cold_and_a_warmed_process_is_not(tmp_path):
     assert jit.KERNELS and jit.cache_is_cold() is False
 
 
-def test_the_notice_is_printed_only_when_the_kernels_are_compiled(tmp_path, monkeypatch, capsys):
+def test_the_notice_is_printed_with_the_bar_only_when_the_kernels_are_compiled(tmp_path, monkeypatch, capsys):
     for cold in (True, False):
         monkeypatch.setattr(jit, "cache_is_cold", lambda: cold)
-        run.score_sweep(PROBLEMS, SWEEP, tmp_path / str(cold), executor="local", progress=False)
+        run.score_sweep(PROBLEMS, SWEEP, tmp_path / str(cold), executor="local", progress=True)
         assert (NOTICE in capsys.readouterr().err) is cold
+    monkeypatch.setattr(jit, "cache_is_cold", lambda: True)
+    run.score_sweep(PROBLEMS, SWEEP, tmp_path / "quiet", executor="local", progress=False)  # cold, but no bar:
+    assert NOTICE not in capsys.readouterr().err  # stderr keeps its warnings and errors alone
 
 
 def test_row_counts_of_text_sweeps_are_their_lines(tmp_path):
