@@ -177,25 +177,26 @@ def _add_settings(parser: argparse.ArgumentParser, names) -> None:
 
 
 def _checked(setting):
-    """The argparse type of a setting's flag: its number, checked against its range, so
-    that an error names the flag (``argument --n-samples: must be ...``)."""
+    """The argparse type of a setting's flag: its number (the range is checked with the
+    other settings, ``_settings``, so that the error is one line naming the flag)."""
     kind = int if setting.metadata["kind"] is int else float
 
     def parse(text: str):
         try:
-            value = kind(text)
+            return kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {'an integer' if kind is int else 'a number'}, "
                                              f"got {text!r}") from None
-        if (problem := out_of_range(setting, value)) is not None:
-            raise argparse.ArgumentTypeError(problem)
-        return value
     parse.__name__ = kind.__name__  # argparse names the type in some messages
     return parse
 
 
 def _settings(args, names) -> Settings:
-    """The ``Settings`` of a command's flags."""
+    """The ``Settings`` of a command's flags; a value out of its range is a ValueError
+    naming the flag (``--n-samples must be an integer in [1, 10000000], got 0``)."""
+    for setting in scalar_settings():
+        if setting.name in names and (problem := out_of_range(setting, getattr(args, setting.name))) is not None:
+            raise ValueError(f"--{setting.name.replace('_', '-')} {problem}")
     return Settings(**{name: getattr(args, name) for name in names})
 
 
