@@ -3,4 +3,5 @@ import sys
 
 from fastscore.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when imported (as a walk over the package's modules does)
+    sys.exit(main())
