@@ -415,7 +415,8 @@ class SweepReader:
     ``task``; ``options`` are the keyword options of `read_sweep` (a reader ignores the
     ones it does not know); a bad file raises `SweepError` (one line); ``rows(path)``
     (optional): about how many rows the sweep holds, without reading it (for the
-    ``auto`` executor's choice; else a file's size / 200, a tree's submission files)."""
+    ``auto`` executor's choice and the progress bar's total; else a file's size / 200, a
+    tree's submission files)."""
 
     name: str
     accepts: Callable[[Path], bool]
