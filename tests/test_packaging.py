@@ -97,3 +97,16 @@ def test_bundled_sets_are_found_from_anywhere(monkeypatch, tmp_path, capsys):
     assert bundled_data.resolve("example") == Path("example")
     assert main(["validate", "--problems", "problems/example"]) == 0
     assert "4 of 4 problems valid" in capsys.readouterr().out
+
+
+def test_auto_scores_a_large_sweep_locally_without_ray(monkeypatch, tmp_path):
+    from fastscore import run
+    from fastscore.settings import Settings
+    monkeypatch.setitem(sys.modules, "ray", None)
+    by_task = {p.task_id: p for p in fastscore.load_problems(ROOT / "problems" / "example")}
+    runner = run._executor("auto", by_task, Settings(ray_threshold=0), address=None, workers=None,
+                           sweep=ROOT / "problems" / "example-sweep.jsonl")
+    try:
+        assert runner.name == "local"  # 19 rows >= 0, but Ray is not installed
+    finally:
+        runner.close()
