@@ -4,9 +4,9 @@ The first call of a kernel compiles it (seconds with an empty cache).  Work that
 under a time budget, such as a mechanism solve, calls ``warm_up`` first so that the
 compilation is never charged to the budget.  Likewise the solver's first use of SymPy
 imports it and the modules its ``solve`` loads on demand (seconds on a busy machine):
-``warm_sympy`` does that with one small solve (``warm_up`` calls it, so the feedback
-service's workers start with it done) and says how long it took, which the solver adds
-to its deadline when it was not done before."""
+``warm_sympy`` does that with one small solve, on the solver's first use of SymPy in a
+process, and says how long it took, which the solver adds to its deadline (the feedback
+service's fork server calls it up front, so its workers start with it done)."""
 import time
 from functools import cache
 
@@ -21,8 +21,7 @@ from fastscore.kernels.roots import Block, solve_block
 @cache  # once per process: not a memo of fastscore.caches, which clear() would empty and re-warm
 def warm_up() -> None:
     """Run each kernel once on a tiny input (every kernel is compiled, and cached, on a
-    process's first warm-up: ``fastscore.kernels.jit.cache_is_cold`` relies on it), and
-    warm SymPy's solver (``warm_sympy``)."""
+    process's first warm-up: ``fastscore.kernels.jit.cache_is_cold`` relies on it)."""
     x, u, w = se.Symbol("x"), se.Symbol("u"), se.Symbol("w")
     one = se.Integer(1)
     X = np.array([[1.0, 2.0]])
@@ -33,7 +32,6 @@ def warm_up() -> None:
     screen(values, other, rtol=1e-6, k=1)
     classify(values, other, rtol=1e-6)
     worst(values, other, np.arange(2), k=1)
-    warm_sympy()
     solve_block(_block([u * u - x], [2 * u], ["x"], ["u"]), X)
     solve_block(_block([u - x * w, w - u * u], [one, -x, -2 * u, one], ["x"], ["u", "w"]), X)  # the k > 1 path
 
