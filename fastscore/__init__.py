@@ -4,7 +4,9 @@ From Python, each command is one function call (heavy modules load on first use,
 ``import fastscore`` and the CLI start fast):
 
 - ``score_sweep(problems, sweep, out, ...)``: ``fastscore score`` (``fastscore.run``);
-- ``load_problems(directory)``: the problem set, in any registered format;
+  ``sweep`` may be rows in memory (a DataFrame, a list of dicts) and, without ``out``,
+  the tables come back in memory;
+- ``load_problems(paths)``: the problem set (files and directories), in any registered format;
 - ``read_sweep(path)``: a sweep as normalised Polars batches;
 - ``write_splits`` / ``write_task_views``: ``fastscore data`` / ``fastscore prepare``;
 - ``validate_problems(problems)``: ``fastscore validate``;

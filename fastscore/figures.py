@@ -1,6 +1,7 @@
 """The report's figures (``fastscore.report``): rates against the number of mutations
 and accuracy by domain, one colour (and past 20 configurations a marker and a hatch)
-per configuration, from the strata table."""
+per configuration, from the strata table.  A figure is sized to its content up to
+``MAX_WIDTH``; error bars (± std over runs) are clipped to the [0, 1] of a rate."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,6 +18,11 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
 LEGEND_COLUMNS = 6
 """Legend entries per row, below the plots (the figure grows a row at a time)."""
+MAX_WIDTH = 16.0
+"""The widest a figure gets, in inches (1,760 px at the report's 110 dpi): past it, bars
+get thinner and the panels of the domain figure are stacked."""
+BAR_WIDTH = 0.12
+"""Inches per bar that the domain figure asks for, up to ``MAX_WIDTH``."""
 
 
 def _styles(configs: Sequence[str]) -> dict[str, dict]:
@@ -65,6 +71,17 @@ def _height(base: float, configs: Sequence[str], width: float) -> float:
     return base + _ROW_INCHES * -(-len(configs) // _columns(configs, width))
 
 
+def clipped_errors(values: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """Error bars of rates as (below, above) lengths: ``spread`` either side of
+    ``values``, clipped to [0, 1] (a rate of 0.9 ± 0.2 draws from 0.7 to 1); 0 where the
+    value or its spread is unknown."""
+    values, spread = np.asarray(values, dtype=float), np.nan_to_num(np.asarray(spread, dtype=float))
+    known = ~np.isnan(values)
+    below = np.where(known, np.minimum(spread, np.clip(values, 0, 1)), 0.0)
+    above = np.where(known, np.minimum(spread, 1 - np.clip(values, 0, 1)), 0.0)
+    return np.vstack([below, above])
+
+
 def _configs(rows: pl.DataFrame) -> tuple[list[str], dict[str, dict]]:
     """The configs of a stratum's rows, sorted, and their styles."""
     configs = sorted(rows["config"].unique().to_list())
@@ -93,9 +110,9 @@ def plot_mutations(strata: pl.DataFrame, path: Path) -> bool:
         handles.clear()
         for i, config in enumerate(configs):
             mine = _of_config(rows, config, "x", xs)
-            handles.append(axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter,
-                                         mine[rate].cast(pl.Float64).to_numpy(),
-                                         yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+            values = mine[rate].cast(pl.Float64).to_numpy()
+            handles.append(axes.errorbar(np.asarray(xs) + (i - (len(configs) - 1) / 2) * jitter, values,
+                                         yerr=clipped_errors(values, mine[f"{rate}_std"].cast(pl.Float64).to_numpy()),
                                          marker=styles[config]["marker"], capsize=3, color=styles[config]["color"]))
         axes.set_title(get_rate(rate).label + (" = P(M wrong | P right)" if rate == "cond_fail" else ""))
         axes.set_xlabel("number of mutations")
@@ -118,23 +135,27 @@ def plot_domain_accuracy(strata: pl.DataFrame, path: Path) -> bool:
     configs, styles = _configs(rows)
     width = 0.8 / len(configs)
     positions = np.arange(len(domains))
-    width = max(8.0, 1.2 * len(domains) * 2)
-    figure = Figure(figsize=(width, _height(4, configs, width)), layout="constrained")
+    panel = max(4.0, BAR_WIDTH * len(domains) * len(configs) + 0.3 * len(domains))  # inches the bars ask for
+    stacked = 2 * panel > MAX_WIDTH
+    shape = (2, 1) if stacked else (1, 2)
+    across = min(MAX_WIDTH, panel) if stacked else 2 * panel
+    figure = Figure(figsize=(across, _height(7 if stacked else 4, configs, across)), layout="constrained")
     handles = []
-    for axes, rate in zip(figure.subplots(1, 2, sharey=True), ("acc_id", "acc_ood")):
+    for axes, rate in zip(figure.subplots(*shape, sharey=True).ravel(), ("acc_id", "acc_ood")):
         handles.clear()
         for i, config in enumerate(configs):
             mine = _of_config(rows, config, "value", domains)
-            handles.append(axes.bar(positions + (i - (len(configs) - 1) / 2) * width,
-                                    mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy(), width,
-                                    yerr=mine[f"{rate}_std"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+            values = mine[rate].cast(pl.Float64).fill_null(0.0).to_numpy()
+            handles.append(axes.bar(positions + (i - (len(configs) - 1) / 2) * width, values, width,
+                                    yerr=clipped_errors(values, mine[f"{rate}_std"].cast(pl.Float64).to_numpy()),
                                     color=styles[config]["color"], hatch=styles[config]["hatch"], capsize=2))
         axes.set_title(get_rate(rate).label)
         tilted = len(domains) > 4
         axes.set_xticks(positions, domains, rotation=30 if tilted else 0, ha="right" if tilted else "center")
         axes.set_ylim(0, 1.05)
         axes.grid(axis="y", alpha=0.3)
-    figure.axes[0].set_ylabel("share of tasks (mean over runs)")
+    for axes in figure.axes if stacked else figure.axes[:1]:
+        axes.set_ylabel("share of tasks (mean over runs)")
     _legend(figure, handles, configs)
     figure.savefig(path, dpi=110)
     return True
@@ -149,7 +170,8 @@ def plot_passk(passk: pl.DataFrame, path: Path) -> bool:
         return False
     outcomes = list(dict.fromkeys(rows["outcome"].to_list()))
     configs, styles = _configs(rows)
-    figure = Figure(figsize=(max(5.0, 4.2 * len(outcomes)), _height(3.6, configs)), layout="constrained")
+    across = max(5.0, 4.2 * len(outcomes))
+    figure = Figure(figsize=(across, _height(3.6, configs, across)), layout="constrained")
     panels = figure.subplots(1, len(outcomes), sharey=True, squeeze=False)[0]
     handles: dict[str, object] = {}
     for axes, outcome in zip(panels, outcomes):

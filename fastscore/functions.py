@@ -41,6 +41,31 @@ def _log2(x):
     return se.log(x) / _LOG_2
 
 
+def _square(x):
+    return x**2
+
+
+def _cube(x):
+    return x**3
+
+
+def _inv(x):
+    return 1 / x
+
+
+def _neg(x):
+    return -x
+
+
+def _relu(x):
+    """``max(x, 0)``, written ``(x + |x|)/2``."""
+    return (x + se.Abs(x)) / 2
+
+
+def _log1p(x):
+    return se.log(1 + x)
+
+
 FUNCTION_TABLE = {
     "sqrt": (se.sqrt, (1,)),
     "cbrt": (_cbrt, (1,)),
@@ -67,12 +92,23 @@ FUNCTION_TABLE = {
     "atanh": (se.atanh, (1,)),
     "abs": (se.Abs, (1,)),
     "Abs": (se.Abs, (1,)),
+    "sign": (se.sign, (1,)),  # -1, 0 or 1
+    # PySR's operators with an exact meaning here (its equation files use them)
+    "square": (_square, (1,)),
+    "cube": (_cube, (1,)),
+    "inv": (_inv, (1,)),
+    "neg": (_neg, (1,)),
+    "relu": (_relu, (1,)),
+    "log1p": (_log1p, (1,)),
 }
 """Function name -> (SymEngine callable, allowed argument counts)."""
 
 #: The whitelist: function name -> SymEngine callable.  ``log`` takes 1 argument
 #: (natural log) or 2 (``log(x, base)``), ``atan2`` takes 2 (``atan2(y, x)``), every
-#: other function takes 1.  ``cbrt`` is the principal cube root ``x**(1/3)``.
+#: other function takes 1.  ``cbrt`` is the principal cube root ``x**(1/3)`` (undefined
+#: below 0, unlike PySR's real cube root).  ``square``, ``cube``, ``inv``, ``neg``,
+#: ``relu`` and ``log1p`` are PySR's operators: ``x**2``, ``x**3``, ``1/x``, ``-x``,
+#: ``(x + abs(x))/2``, ``log(1 + x)``; ``sign`` is -1, 0 or 1.
 FUNCTIONS: Mapping[str, object] = MappingProxyType({name: f for name, (f, _) in FUNCTION_TABLE.items()})
 
 CONSTANTS = {"pi": se.pi, "π": se.pi}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 import reprlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -18,7 +18,7 @@ from fastscore.builtins import Builtins
 
 __all__ = [
     "FieldReader", "ProblemError", "Sampling", "Variable", "Constant", "Equation", "Probe", "Problem",
-    "DISTRIBUTIONS", "load_problem", "load_problems", "problem_files", "task_id_of",
+    "DISTRIBUTIONS", "load_problem", "load_problems", "problem_files", "problem_paths", "task_id_of",
 ]
 
 DISTRIBUTIONS = ("uniform", "log_uniform")
@@ -491,17 +491,36 @@ def problem_files(directory: str | Path) -> list[Path]:
     )
 
 
-def load_problems(directory: str | Path) -> list[Problem]:
-    """Load every problem file under `directory`, sorted by task id."""
-    root = Path(directory)
+def problem_paths(problems) -> list[Path] | None:
+    """The paths a problem-set argument names (a file or directory, or a sequence of
+    them), or None when it holds ``Problem`` objects instead."""
+    if isinstance(problems, (str, Path)):
+        return [Path(problems)]
+    if isinstance(problems, (list, tuple)) and problems and all(isinstance(p, (str, Path)) for p in problems):
+        return [Path(p) for p in problems]
+    return None
+
+
+def _files_of(root: Path) -> tuple[Path, list[Path]]:
+    """A problem path's task-id root and problem files: a directory's, or a file itself."""
+    if root.is_file():
+        return root.parent, [root]
     if not root.is_dir():
-        raise ProblemError(f"{directory}: problem directory not found")
+        raise ProblemError(f"{root}: problem file or directory not found")
+    return root, problem_files(root)
+
+
+def load_problems(directory: str | Path | Sequence[str | Path]) -> list[Problem]:
+    """Load every problem file under `directory` (or that file itself; or each of several
+    files and directories), sorted by task id."""
     problems: dict[str, Problem] = {}
-    for path in problem_files(root):
-        problem = load_problem(path, root=root)
-        if (other := problems.get(problem.task_id)) is not None:
-            raise ProblemError(f"{path}: task id '{problem.task_id}' is also given by {other.source}")
-        problems[problem.task_id] = problem
+    for given in problem_paths(directory) or [Path(str(directory))]:
+        root, files = _files_of(given)
+        for path in files:
+            problem = load_problem(path, root=root)
+            if (other := problems.get(problem.task_id)) is not None:
+                raise ProblemError(f"{path}: task id '{problem.task_id}' is also given by {other.source}")
+            problems[problem.task_id] = problem
     if not problems:
         raise ProblemError(f"{directory}: no problem files (*.yaml, *.yml, answer.json) found")
     return [problems[task_id] for task_id in sorted(problems)]
@@ -524,16 +543,16 @@ def read_task_list(path: str | Path) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def digest_problems(problems: str | Path | Iterable[Problem]) -> str:
-    """SHA-256 of a problem set: a directory's problem files (relative paths and bytes),
-    or the problems themselves."""
+def digest_problems(problems: str | Path | Sequence[str | Path] | Iterable[Problem]) -> str:
+    """SHA-256 of a problem set: its files (relative paths and bytes) for a directory,
+    a file or several of them, or the problems themselves."""
     import hashlib
     digest = hashlib.sha256()
-    if isinstance(problems, (str, Path)):
-        root = Path(problems)
-        for path in problem_files(root):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
+    if (paths := problem_paths(problems)) is not None:
+        for root, files in map(_files_of, paths):
+            for path in files:
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(path.read_bytes())
     else:
         for problem in problems:
             digest.update(repr(problem).encode())

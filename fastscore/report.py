@@ -24,6 +24,10 @@ from fastscore.tables import strata as strata_table
 from fastscore.tables import summary as summary_table
 
 MUTATION_FIGURE = "rates_by_mutations.png"
+PAIRWISE_FILE = "pairwise.parquet"
+ALL_PAIRS_MAX = 6
+"""Up to this many configurations the report tables every pair; past it (or with a
+baseline given) each configuration against the baseline, every pair in ``PAIRWISE_FILE``."""
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
@@ -182,7 +186,7 @@ def _strata_section(document: _Document, strata: pl.DataFrame) -> None:
             document.text(f"No `{stratum}` in the problems: no table.")
             continue
         order = pl.col("value").cast(pl.Int64, strict=False) if stratum == "n_mutations" else pl.col("value")
-        _rate_table(document, rows.sort(order, "config"), ["value", "config"])
+        _rate_table(document, rows.sort(order, "config").rename({"value": stratum}), [stratum, "config"])
 
 
 def _cost_section(document: _Document, scores: pl.DataFrame) -> None:
@@ -200,16 +204,36 @@ def _cost_section(document: _Document, scores: pl.DataFrame) -> None:
                      str(row["n_correct"]), _amount(row["per_correct"])] for row in cost.iter_rows(named=True)])
 
 
-def _tests_section(document: _Document, scores: pl.DataFrame) -> None:
+def _pairs_note(document: _Document, scores: pl.DataFrame, configs: Sequence[str], baseline: str | None,
+                out: Path) -> str | None:
+    """Write every pair of every outcome to ``PAIRWISE_FILE``; the baseline the tables
+    use (None: every pair), said in the report."""
+    every = pl.concat([paired_comparisons(scores, outcome=outcome).with_columns(
+        pl.lit(outcome).alias("outcome")) for outcome in OUTCOMES])
+    every.select("outcome", *[c for c in every.columns if c != "outcome"]).write_parquet(out / PAIRWISE_FILE)
+    if baseline is None and len(configs) <= ALL_PAIRS_MAX:
+        document.text(f"Every pair of the {len(configs)} configurations (also in `{PAIRWISE_FILE}`).")
+        return None
+    baseline = baseline or configs[0]
+    document.text(f"Each configuration against the baseline `{baseline}` (`fastscore report --baseline CONFIG`; "
+                  f"default the first configuration); all {len(configs) * (len(configs) - 1) // 2} pairs of the "
+                  f"{len(configs)} configurations, with Holm's correction over all of them, in `{PAIRWISE_FILE}`.")
+    return baseline
+
+
+def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baseline: str | None) -> None:
     document.heading(2, "Paired comparisons")
     document.text(TASK_LEVEL_METHOD)
     configs = sorted(scores["config"].unique().to_list())
+    if baseline is not None and baseline not in configs:
+        raise ValueError(f"--baseline {baseline}: not a configuration of the scores (e.g. {configs[0]!r})")
     if len(configs) < 2:
         document.text("Fewer than two configurations: nothing to compare.")
     else:
+        baseline = _pairs_note(document, scores, configs, baseline, out)
         for outcome, label in OUTCOMES.items():
             document.heading(3, label)
-            table = paired_comparisons(scores, outcome=outcome)
+            table = paired_comparisons(scores, outcome=outcome, baseline=baseline)
             if table.is_empty():
                 document.text("No tasks with this outcome (e.g. no probes): no comparison.")
                 continue
@@ -355,15 +379,18 @@ def _published_section(document: _Document, directory: Path) -> None:
                      str(r["planned"]), str(r["missing"])] for r in table.iter_rows(named=True)])
 
 
-def write_report(directory: str | Path, *, out: str | Path | None = None) -> Path:
-    """Write ``report.md``, ``report.html`` and the PNG figures for the scored output
-    ``directory`` into ``out`` (default ``directory/report``); return the report.md path.
-    Raises ValueError when ``directory`` holds no ``scores.parquet``."""
+def write_report(directory: str | Path, *, out: str | Path | None = None, baseline: str | None = None) -> Path:
+    """Write ``report.md``, ``report.html``, the PNG figures and ``pairwise.parquet`` for
+    the scored output ``directory`` into ``out`` (default ``directory/report``); return
+    the report.md path.  ``baseline``: the configuration the paired comparisons are
+    tabled against (default: every pair up to ``ALL_PAIRS_MAX`` configurations, else
+    the first).  Raises ValueError when ``directory`` holds no ``scores.parquet`` or
+    ``baseline`` is no configuration of it."""
     directory = Path(directory)
     scores, summary, strata, meta = _read(directory)
     out = Path(out) if out is not None else directory / "report"
     out.mkdir(parents=True, exist_ok=True)
-    for stale in (MUTATION_FIGURE, DOMAIN_FIGURE):
+    for stale in (MUTATION_FIGURE, DOMAIN_FIGURE, PAIRWISE_FILE):
         (out / stale).unlink(missing_ok=True)
     document = _Document("fastscore report")
     document.heading(2, "Inputs")
@@ -374,7 +401,7 @@ def write_report(directory: str | Path, *, out: str | Path | None = None) -> Pat
     _rate_table(document, summary.sort("config"), ["config"])
     _strata_section(document, strata)
     _cost_section(document, scores)
-    _tests_section(document, scores)
+    _tests_section(document, scores, out, baseline)
     _audit_section(document, directory, out)
     _published_section(document, directory)
     _figures_section(document, strata, out)

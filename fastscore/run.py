@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
@@ -39,13 +40,14 @@ from typing import Iterator, Mapping, Sequence
 
 import polars as pl
 
-from fastscore import tables
+from fastscore import __version__, in_memory, tables
 from fastscore.executors import ExecutorName, make_executor
+from fastscore.extras import has_extra
 from fastscore.executors.base import Executor, WorkUnit
 from fastscore.lifeline import LockBusy, RunLock
 from fastscore.parts import PartStore, atomically
 from fastscore.passk import PASSK_FILE, read_passk
-from fastscore.problems import Problem, digest_problems, load_problems, select_tasks
+from fastscore.problems import Problem, digest_problems, load_problems, problem_paths, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.published import numeric_columns, published
 from fastscore.results import NO_TASK, no_task_row, triage
@@ -53,7 +55,7 @@ from fastscore.runs import ExperimentNames
 from fastscore.sweep import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
 
 PART_ROWS = 20_000
-_PACKAGES = ("fastscore", "numpy", "numba", "symengine", "sympy", "polars", "pyarrow", "ray", "mpmath", "scipy")
+_PACKAGES = ("numpy", "numba", "symengine", "sympy", "polars", "pyarrow", "ray", "mpmath", "scipy")
 
 
 @dataclass
@@ -72,6 +74,12 @@ class _Tally:
     task_digests: dict = field(default_factory=dict)  # task file -> its sha256 digests (fastscore.results)
     task_sha_mismatch: int = 0
     no_task: Counter = field(default_factory=Counter)  # results-layer attempts of tasks not in the problem set
+
+    def passed(self) -> int:
+        """Rows read but not sent to be scored: resumed, duplicate, unlabelled, of unknown
+        tasks, or with files not read."""
+        return (self.resumed + self.duplicates + self.unlabelled + sum(self.unknown_tasks.values())
+                + len(self.unread))
 
 
 class OutputBusy(ValueError):
@@ -100,47 +108,67 @@ def unknown_task_warning(counts: Mapping[str, int], *, what: str = "sweep row(s)
             f"({shown}{more}): {outcome}")
 
 
-def score_sweep(problems: str | Path | Sequence[Problem], sweep: str | Path, out: str | Path, *,
-                tasks: Sequence[str] | None = None, executor: ExecutorName | str = "auto", address: str | None = None,
-                workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
-                progress: bool | None = None, experiments: ExperimentNames | None = None,
-                strict: bool = False) -> pl.DataFrame:
-    """Score every submission of ``sweep`` against ``problems`` (restricted to the task
-    ids ``tasks`` when given, e.g. a Core set); write ``scores``, ``probes``,
-    ``summary``, ``strata`` Parquet tables and ``meta.json`` to ``out``, resuming from
-    earlier parts in ``out`` where the inputs allow (see module doc).  ``experiments``
-    maps the experiment names of MechBench run folders to (config, run)
-    (``fastscore.runs.ExperimentNames``; default: its documented rule).  ``strict``:
-    rows naming a task that is not in the problem set raise `UnknownTasks` (else they
-    are skipped with a warning).  Returns the summary table."""
+def score_sweep(problems: str | Path | Sequence[str | Path] | Sequence[Problem], sweep, out: str | Path | None = None,
+                *, tasks: Sequence[str] | None = None, executor: ExecutorName | str = "auto",
+                address: str | None = None, workers: int | None = None, settings: Settings = DEFAULT_SETTINGS,
+                progress: bool | None = None, experiments: ExperimentNames | None = None, strict: bool = False):
+    """Score every submission of ``sweep`` against ``problems`` (a problem file or
+    directory, several of them, or ``Problem`` objects; restricted to the task ids
+    ``tasks`` when given, e.g. a Core set); write ``scores``, ``probes``, ``summary``,
+    ``strata`` Parquet tables and ``meta.json`` to ``out``, resuming from earlier parts
+    in ``out`` where the inputs allow (see module doc).  ``sweep``: a sweep file or
+    folder, or the rows themselves (a Polars or pandas DataFrame, a list of dict rows:
+    ``fastscore.in_memory``).  ``experiments`` maps the experiment names of MechBench
+    run folders to (config, run) (``fastscore.runs.ExperimentNames``; default: its
+    documented rule).  ``strict``: rows naming a task that is not in the problem set
+    raise `UnknownTasks` (else they are skipped with a warning).  Returns the summary
+    table; with no ``out``, scores in a
+    temporary folder and returns every table in memory: a dict of frames ``scores``,
+    ``probes``, ``summary``, ``strata`` and ``meta`` (a dict)."""
     started = time.perf_counter()
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    problem_list = load_problems(problems) if isinstance(problems, (str, Path)) else list(problems)
+    problem_list = load_problems(problems) if problem_paths(problems) is not None else list(problems)
     by_task = select_tasks({p.task_id: p for p in problem_list}, tasks)
-    if not Path(sweep).exists():
-        raise SweepError(f"{sweep}: sweep not found")
-    out = Path(out)
     known = frozenset(p.task_id for p in problem_list)
-    with _locked(out):
-        return _score_sweep(problems, by_task, sweep, out, executor=executor, address=address, workers=workers,
-                            settings=settings, progress=progress, started=started,
-                            experiments=experiments or ExperimentNames(), known=known, strict=strict)
+    options = dict(executor=executor, address=address, workers=workers, settings=settings, progress=progress,
+                   started=started, experiments=experiments or ExperimentNames(), known=known, strict=strict)
+    if out is not None and in_memory.is_sweep_path(sweep):
+        if not Path(sweep).exists():
+            raise SweepError(f"{sweep}: sweep not found")
+        with _locked(Path(out)):
+            return _score_sweep(problems, by_task, sweep, Path(out), **options)
+    with tempfile.TemporaryDirectory(prefix="fastscore-") as folder:
+        label = str(sweep) if in_memory.is_sweep_path(sweep) else in_memory.IN_MEMORY
+        if not in_memory.is_sweep_path(sweep):
+            sweep = in_memory.write_sweep(sweep, Path(folder))
+        elif not Path(sweep).exists():
+            raise SweepError(f"{sweep}: sweep not found")
+        target = Path(folder) / "out" if out is None else Path(out)
+        with _locked(target):
+            summary = _score_sweep(problems, by_task, sweep, target, sweep_label=label, **options)
+        return summary if out is not None else in_memory.read_tables(target)
 
 
 def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, workers, settings, progress,
-                 started, experiments: ExperimentNames, known: frozenset = frozenset(),
-                 strict: bool = False) -> pl.DataFrame:
+                 started, experiments: ExperimentNames, sweep_label: str | None = None,
+                 known: frozenset = frozenset(), strict: bool = False) -> pl.DataFrame:
     state = {"problems_sha256": digest_problems(problems), "tasks": sorted(by_task), "settings": settings.row_dict(),
-             "fastscore_version": metadata.version("fastscore")}
+             "fastscore_version": __version__}
     parts = PartStore(out / ".parts", state, part_rows=PART_ROWS)
     tally = _Tally()
+    bar = _progress(progress, sweep)
+    if not bar.disable:  # with the bar only: elsewhere stderr holds warnings and errors alone
+        _compiling_notice()
     runner = _executor(executor, by_task, settings, address=address, workers=workers, sweep=sweep)
-    bar = _progress(progress)
     try:
+        passed = 0  # rows not scored but shown on the bar: resumed and set-aside ones
         for score_rows, probe_rows in runner.map(_units(sweep, by_task, tally, parts.done, experiments)):
             parts.add(score_rows, probe_rows)
-            bar.update(len(score_rows))
+            now = tally.passed()
+            bar.update(len(score_rows) + now - passed)
+            passed = now
+        bar.update(tally.passed() - passed)  # rows read after the last result (all of them, on a full resume)
         parts.add([tables.failed_row(row, by_task[row["task"]], status="parse_error", error=reason)
                    for row, reason in tally.unread], [])
         parts.add(tally.set_aside, [])
@@ -175,6 +203,8 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     atomically(out / PASSK_FILE, read_passk(out / tables.OUTPUT.scores).write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
                  problems_sha256=state["problems_sha256"], known=known)
+    if sweep_label is not None:
+        meta["inputs"]["sweep"] = sweep_label
     meta["counts"]["extra_columns_with_text"] = mixed = _mixed_columns(out / tables.OUTPUT.scores)
     if experiments.unread:
         meta["counts"]["experiments_unread"] = sorted(set(experiments.unread))
@@ -257,7 +287,7 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
            experiments: ExperimentNames | None = None) -> Iterator[WorkUnit]:
     """Sweep rows grouped by task, batch by batch; duplicates, unknown tasks and cells
     already scored with the same submission are set aside."""
-    for frame in read_sweep(sweep, experiments=experiments):
+    for frame in read_sweep(sweep, experiments=experiments, problems=by_task):  # problems: PySR's x0, x1, ...
         groups = defaultdict(list)
         for row in frame.iter_rows(named=True):
             tally.rows += 1
@@ -302,7 +332,8 @@ def _units(sweep, by_task, tally: _Tally, done: Mapping[tuple, str],
 
 def _executor(name: str, by_task, settings, *, address, workers, sweep) -> Executor:
     if name == "auto":
-        name = "ray" if address or approximate_rows(sweep) >= settings.ray_threshold else "local"
+        large = approximate_rows(sweep) >= settings.ray_threshold and has_extra("ray")  # else local, as for a small one
+        name = "ray" if address or large else "local"
     return make_executor(name, by_task, settings, address=address, workers=workers)
 
 
@@ -320,16 +351,39 @@ def _task_warnings(path: Path) -> dict[str, str]:
     return dict(frame.iter_rows())
 
 
-def _progress(enabled: bool | None):
+def _progress(enabled: bool | None, sweep):
+    """The progress bar on stderr: its total is the sweep's row count (known, or estimated
+    by its reader: ``approximate_rows``), so that it shows a rate and an ETA."""
     from tqdm import tqdm
     if enabled is None:
         enabled = sys.stderr.isatty()
-    return tqdm(total=None, unit="sub", desc="scoring", disable=not enabled, mininterval=0.5)
+    total = None
+    if enabled:
+        try:
+            total = approximate_rows(sweep) or None
+        except Exception:  # noqa: BLE001 - an estimate only; the reader reports a bad sweep itself
+            total = None
+    return tqdm(total=total, unit="sub", desc="scoring", disable=not enabled, mininterval=0.5)
+
+
+def _compiling_notice() -> None:
+    """Say so on stderr when this run compiles the kernels (an empty or stale Numba
+    cache: about 20 s before the first row is scored, with the bar at 0) rather than
+    loading them."""
+    from fastscore.kernels.jit import cache_is_cold
+    if cache_is_cold():
+        print("fastscore: compiling kernels (first run, ~20 s)", file=sys.stderr, flush=True)
+
+
+def _shown_paths(problems) -> str:
+    """The problem set as meta.json records it: its path(s), or ``<in memory>``."""
+    paths = problem_paths(problems)
+    return "<in memory>" if paths is None else ", ".join(map(str, paths))
 
 
 def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, seconds: float,
           scores: pl.DataFrame, *, problems_sha256: str, known: frozenset = frozenset()) -> dict:
-    versions = {}
+    versions = {"fastscore": __version__}
     for package in _PACKAGES:
         try:
             versions[package] = metadata.version(package)
@@ -341,7 +395,7 @@ def _meta(problems, sweep, settings: Settings, tally: _Tally, executor: str, sec
         "python": platform.python_version(),
         "settings": settings.as_dict(),
         "executor": executor,
-        "inputs": {"problems": str(problems) if isinstance(problems, (str, Path)) else "<in memory>",
+        "inputs": {"problems": _shown_paths(problems),
                    "problems_sha256": problems_sha256, "sweep": str(sweep), "sweep_sha256": sweep_digest(sweep)},
         "counts": {"sweep_rows": tally.rows, "scored_cells": len(tally.cells) - tally.resumed,
                    "resumed_cells": tally.resumed,

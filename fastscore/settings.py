@@ -3,7 +3,7 @@
 Each setting is one field of ``Settings`` with its default, its allowed range and its
 help text (the field's metadata); the CLI offers each scalar setting as a flag of the
 same name (``n_points`` -> ``--n-points``), and every run writes the values to
-``meta.json`` (SPEC §4, §6).  ``limits`` (the parser's bounds on one submission,
+``meta.json``.  ``limits`` (the parser's bounds on one submission,
 ``fastscore.tokens.Limits``) is set from Python only."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from fastscore.tokens import DEFAULT_LIMITS, Limits
 
-__all__ = ["DEFAULT_SETTINGS", "Settings", "scalar_settings"]
+__all__ = ["DEFAULT_SETTINGS", "Settings", "out_of_range", "scalar_settings"]
 
 _NUMBER = (int, float)
 
@@ -31,7 +31,7 @@ class Settings:
     help: ``fastscore score --help`` or ``scalar_settings()``)."""
 
     rtol: float = _setting(1e-6, 1e-15, 0.5, _NUMBER,
-                           "relative tolerance of every agreement: equivalence (SPEC §4), the solver's "
+                           "relative tolerance of every agreement: equivalence, the solver's "
                            "consistency and branch checks")
     n_points: int = _setting(256, 1, 10**7, int,
                              "random points over the whole domain of every variable for the equivalence check "
@@ -45,8 +45,8 @@ class Settings:
                                     "points undefined on both sides in float64 re-checked at high precision "
                                     "(a domain error or an overflow)")
     acc_tol: float = _setting(0.1, 0, 1e300, _NUMBER, "Acc tolerance on the max relative error (id_acc, ood_acc)")
-    n_samples: int = _setting(1000, 1, 10**7, int, "rows of each generated split (SPEC §3)")
-    data_seed: int = _setting(20260725, 0, 2**63 - 1, int, "seed of the generated splits (SPEC §3)")
+    n_samples: int = _setting(1000, 1, 10**7, int, "rows of each generated split")
+    data_seed: int = _setting(20260725, 0, 2**63 - 1, int, "seed of the generated splits")
     point_seed: int = _setting(0, 0, 2**63 - 1, int, "seed of the equivalence points (combined with the task id)")
     solve_budget: float = _setting(2.0, 0, 1e6, _NUMBER, "seconds allowed to the symbolic solve of one mechanism")
     structure_steps: int = _setting(200_000, 1, 10**9, int,
@@ -94,12 +94,8 @@ class Settings:
         if not isinstance(self.limits, Limits):
             raise ValueError(f"setting limits must be a fastscore.tokens.Limits, got {self.limits!r}")
         for setting in scalar_settings():
-            value = getattr(self, setting.name)
-            (low, high), kind = setting.metadata["range"], setting.metadata["kind"]
-            ok = isinstance(value, kind) and not isinstance(value, bool) and low <= value <= high
-            if not ok or (kind is not int and not math.isfinite(value)):
-                shown = "an integer" if kind is int else "a finite number"
-                raise ValueError(f"setting {setting.name} must be {shown} in [{low}, {high}], got {value!r}")
+            if (problem := out_of_range(setting, getattr(self, setting.name))) is not None:
+                raise ValueError(f"setting {setting.name} {problem}")
 
     def as_dict(self) -> dict:
         """Plain dict for ``meta.json`` (``limits`` as a nested dict)."""
@@ -109,6 +105,18 @@ class Settings:
         """The settings that can change a scored row: a run resumes only when they are equal."""
         return {name: value for name, value in self.as_dict().items()
                 if Settings.__dataclass_fields__[name].metadata.get("changes_rows", True)}
+
+
+def out_of_range(setting, value) -> str | None:
+    """Why ``value`` is not allowed for the scalar ``setting`` (a field of ``Settings``),
+    e.g. ``must be an integer in [1, 10000000], got 0``; None when it is allowed.  The
+    caller names the setting (its field, or its command-line flag)."""
+    (low, high), kind = setting.metadata["range"], setting.metadata["kind"]
+    ok = isinstance(value, kind) and not isinstance(value, bool) and low <= value <= high
+    if ok and (kind is int or math.isfinite(value)):
+        return None
+    shown = "an integer" if kind is int else "a finite number"
+    return f"must be {shown} in [{low}, {high}], got {value!r}"
 
 
 def scalar_settings() -> tuple:

@@ -44,7 +44,7 @@ from fastscore.kernels.roots import Block, solve_block
 from fastscore.linear import LinearBlock, SingularBlock, UnsatisfiedEquation, linear_block, solve_linear
 from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.tokens import DEFAULT_LIMITS, Limits
-from fastscore.warm import warm_up
+from fastscore.warm import warm_sympy, warm_up
 
 __all__ = ["SolveError", "SolveTimeout", "Solution", "compile_block", "solve_mechanism"]
 
@@ -541,12 +541,16 @@ class _Solver:
         return best[2]
 
     def sympy_forms(self, residual: se.Basic, x: se.Symbol) -> list[se.Basic] | None:
-        """SymPy's ``solve`` on an expression we built, within the remaining budget."""
-        remaining = min(self.sympy_left, self.deadline - time.perf_counter())
-        if remaining <= 0.01 or threading.current_thread() is not threading.main_thread():
+        """SymPy's ``solve`` on an expression we built, within the remaining budget (SymPy's
+        first import and warm-up in this process are not charged: ``warm_sympy``)."""
+        if threading.current_thread() is not threading.main_thread():
             return None
         if signal.getitimer(signal.ITIMER_REAL)[0]:
             return None  # the caller's own timer is running: leave it alone
+        self.deadline += warm_sympy()
+        remaining = min(self.sympy_left, self.deadline - time.perf_counter())
+        if remaining <= 0.01:
+            return None
         started = time.perf_counter()
         import sympy
 

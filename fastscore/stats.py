@@ -124,14 +124,22 @@ def _wide(outcomes: pl.DataFrame, value: str) -> tuple[list[str], np.ndarray]:
     return configs, wide.select(slots).cast(pl.Float64).to_numpy() if wide.height else np.empty((0, len(configs)))
 
 
-def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent") -> pl.DataFrame:
-    """Every pair of configurations on the task-level ``outcome`` (tasks both have):
-    rates, the better config, Wilcoxon and McNemar p-values with their Holm adjustments."""
+def paired_comparisons(scores: pl.DataFrame, *, outcome: str = "p_equivalent",
+                       baseline: str | None = None) -> pl.DataFrame:
+    """Every pair of configurations on the task-level ``outcome`` (tasks both have), or
+    with a ``baseline`` each other configuration against it (``config_a``: the
+    baseline): rates, the better config, Wilcoxon and McNemar p-values with their Holm
+    adjustments (over the pairs of the table: k(k-1)/2, or k-1 against a baseline)."""
     outcomes = task_outcomes(scores, outcome)
     configs, rates = _wide(outcomes, "rate")
     _, majority = _wide(outcomes, "majority")
+    if baseline is not None and baseline not in configs:
+        raise ValueError(f"baseline {baseline!r} is not a configuration of the scores "
+                         f"({', '.join(configs[:5])}{', ...' if len(configs) > 5 else ''})")
+    pairs = (itertools.combinations(range(len(configs)), 2) if baseline is None else
+             ((configs.index(baseline), j) for j in range(len(configs)) if configs[j] != baseline))
     rows = []
-    for i, j in itertools.combinations(range(len(configs)), 2):
+    for i, j in pairs:
         both = ~(np.isnan(rates[:, i]) | np.isnan(rates[:, j]))
         a, b = rates[both, i], rates[both, j]
         solved_a, solved_b = majority[both, i] != 0, majority[both, j] != 0

@@ -435,7 +435,8 @@ class SweepReader:
     ``task``; ``options`` are the keyword options of `read_sweep` (a reader ignores the
     ones it does not know); a bad file raises `SweepError` (one line); ``rows(path)``
     (optional): about how many rows the sweep holds, without reading it (for the
-    ``auto`` executor's choice; else a file's size / 200, a tree's submission files)."""
+    ``auto`` executor's choice and the progress bar's total; else a file's size / 200, a
+    tree's submission files)."""
 
     name: str
     accepts: Callable[[Path], bool]
@@ -446,6 +447,17 @@ class SweepReader:
 TREE = "a <config>/<run>/<task>/ directory tree"
 
 
+def _lines(path: Path) -> int:
+    """Lines of a text file (the row count of a JSONL file without blank lines, one more
+    than it for a CSV file without quoted line breaks), counted without decoding."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")
+
+
 def _suffix(*suffixes: str) -> Callable[[Path], bool]:
     return lambda path: path.is_file() and path.suffix.lower() in suffixes
 
@@ -453,12 +465,14 @@ def _suffix(*suffixes: str) -> Callable[[Path], bool]:
 SWEEP_READERS: list[SweepReader] = [
     SweepReader(".parquet", _suffix(".parquet"), lambda path, size, options: _parquet_frames(path, size),
                 rows=lambda path: pq.ParquetFile(path).metadata.num_rows),
-    SweepReader(".csv", _suffix(".csv"), lambda path, size, options: _csv_frames(path, size)),
-    SweepReader(".jsonl/.ndjson", _suffix(".jsonl", ".ndjson"), lambda path, size, options: _jsonl_frames(path, size)),
+    SweepReader(".csv", _suffix(".csv"), lambda path, size, options: _csv_frames(path, size),
+                rows=lambda path: max(0, _lines(path) - 1)),
+    SweepReader(".jsonl/.ndjson", _suffix(".jsonl", ".ndjson"), lambda path, size, options: _jsonl_frames(path, size),
+                rows=lambda path: _lines(path)),
     SweepReader(TREE, lambda path: path.is_dir(), lambda path, size, options: _tree_frames(path, size)),
 ]
 """The readers, asked in order; built-in readers of other modules are added on first use."""
-_BUILTIN_READERS = Builtins("fastscore.runs", "fastscore.results")
+_BUILTIN_READERS = Builtins("fastscore.runs", "fastscore.results", "fastscore.pysr")
 
 
 def register_sweep_reader(reader: SweepReader, *, before: str | None = None) -> None:

@@ -62,9 +62,10 @@ def _work(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     from fastscore.collector import paused
     from fastscore.feedback import feedback
-    from fastscore.warm import warm_up
+    from fastscore.warm import warm_sympy, warm_up
 
     warm_up()
+    warm_sympy()  # at once when forked from the warm fork server (fastscore.worker_preload)
     conn.send(_READY)
     tasks = task_memo()
     while True:

@@ -14,6 +14,7 @@ A cache under ``NUMBA_CACHE_DIR`` is the user's to clear.
 """
 
 import hashlib
+import importlib
 import warnings
 from pathlib import Path
 
@@ -43,13 +44,48 @@ def drop_stale_cache(package: Path = PACKAGE) -> None:
         pass  # read-only tree: Numba caches elsewhere (see the module docstring)
 
 
+KERNELS: list = []
+"""Every kernel made by ``kernel``, in the order their modules were imported."""
+
+
 def kernel(function):
     """Decorate ``function`` as a cached, IEEE-semantics, single-threaded Numba kernel."""
     try:
-        return numba.njit(cache=True, error_model="numpy")(function)
+        compiled = numba.njit(cache=True, error_model="numpy")(function)
     except RuntimeError as error:  # "cannot cache function ...: no locator available"
         warnings.warn(f"Numba cache unavailable, compiling in memory: {error}", stacklevel=2)
-        return numba.njit(error_model="numpy")(function)
+        compiled = numba.njit(error_model="numpy")(function)
+    KERNELS.append(compiled)
+    return compiled
+
+
+ON_FIRST_USE = frozenset({"motion"})
+"""Kernel modules that one benchmark alone uses (the trajectories' integrators): compiled
+on that benchmark's first use, not by ``fastscore.warm.warm_up``, so not part of the
+scorer's cold start that ``cache_is_cold`` reports."""
+
+
+def cache_is_cold() -> bool:
+    """Whether some imported kernel has no usable compiled code in Numba's on-disk cache
+    (none written yet, or written by other sources or another Numba), so that its first
+    call compiles (seconds) rather than loads (milliseconds).  Reads only the cache's
+    index files (every module of the package is imported first, so that all kernels
+    are known); a kernel already compiled in this process counts as warm."""
+    for module in sorted(PACKAGE.glob("*.py")):
+        if module.stem != "__init__" and module.stem not in ON_FIRST_USE:
+            importlib.import_module(f"{__package__}.{module.stem}")
+    for dispatcher in KERNELS:
+        if dispatcher.signatures or dispatcher.py_func.__module__.rsplit(".", 1)[-1] in ON_FIRST_USE:
+            continue
+        index = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+        if index is None:  # an uncached kernel: compiled in every process
+            return True
+        try:
+            if not index._load_index():  # {} when missing, stale or from another Numba
+                return True
+        except Exception:  # noqa: BLE001 - a private Numba API: never fail a run over a notice
+            return False
+    return False
 
 
 drop_stale_cache()

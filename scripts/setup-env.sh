@@ -13,6 +13,7 @@ fi
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "fastscore: installing into .venv (about a minute the first time)" >&2
   .venv/bin/python -m pip install --quiet --upgrade pip >&2
-  .venv/bin/python -m pip install --quiet -e '.[test]' >&2
+  .venv/bin/python -m pip uninstall --quiet --yes fastscore >/dev/null 2>&1 || true  # its name before fastscore-bench
+  .venv/bin/python -m pip install --quiet -e '.[all,test]' >&2
   echo "$want" > "$stamp"
 fi

@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 import yaml
 
+from external import MECHBENCH
 from fastscore.cli import main
 from fastscore.mechbench import data_columns, parse_task_name, write_task_folder
 from fastscore.problems import ProblemError, load_problem, load_problems
 from fastscore.reference import build_reference
 from fastscore.settings import Settings
 
-MECHBENCH = Path(__file__).resolve().parents[2] / "shared" / "external" / "mechbench-tasks"
 EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
-requires_mechbench = pytest.mark.skipif(not MECHBENCH.is_dir(), reason=f"{MECHBENCH} not found")
 SMALL = Settings(n_samples=64, n_points=64)
 
 
@@ -216,10 +215,9 @@ def test_cli_prepare_writes_mechbench_folders(tmp_path, capsys):
     assert "only MechBench task files" in capsys.readouterr().err
 
 
-@requires_mechbench
 def test_every_shared_task_loads_and_validates(capsys):
     problems = load_problems(MECHBENCH)
-    assert len(problems) == 19 and all(p.format == "mechbench" for p in problems)
-    assert {p.domain for p in problems} == {"biology", "chemistry", "geoscience", "material", "physics"}
+    assert len(problems) == 23 and all(p.format == "mechbench" for p in problems)
+    assert {p.domain for p in problems} == {"astronomy", "biology", "chemistry", "geoscience", "material", "physics"}
     assert main(["validate", "--problems", str(MECHBENCH)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("19 of 19 problems valid")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("23 of 23 problems valid")

@@ -204,7 +204,7 @@ def test_function_whitelist_is_documented_and_complete():
     expected = {
         "sqrt", "cbrt", "exp", "log", "ln", "log10", "log2", "sin", "cos", "tan", "asin", "arcsin",
         "acos", "arccos", "atan", "arctan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
-        "atanh", "abs", "Abs",
+        "atanh", "abs", "Abs", "sign", "square", "cube", "inv", "neg", "relu", "log1p",
     }  # fmt: skip
     assert set(FUNCTIONS) == expected
     with pytest.raises(TypeError):
@@ -240,10 +240,25 @@ def test_function_whitelist_is_documented_and_complete():
         ("atanh(x)", math.atanh(0.7)),
         ("abs(-x)", 0.7),
         ("Abs(x - 1)", 0.3),
+        ("sign(x - 1)", -1.0),
+        ("square(x)", 0.49),
+        ("cube(x)", 0.343),
+        ("inv(x)", 1 / 0.7),
+        ("neg(x)", -0.7),
+        ("relu(x)", 0.7),
+        ("relu(x - 1)", 0.0),
+        ("log1p(x)", math.log1p(0.7)),
     ],
 )
 def test_functions_evaluate_to_known_values(text, expected):
     assert math.isclose(value_at(parse(text), x=0.7), expected, rel_tol=1e-12)
+
+
+def test_pysr_operators_mean_exactly_their_formulas():
+    assert parse("square(x)") == parse("x**2") and parse("cube(x)") == parse("x**3")
+    assert parse("inv(x)") == parse("1/x") and parse("neg(x)") == parse("-x")
+    assert parse("relu(x)") == parse("(x + abs(x))/2") and parse("log1p(x)") == parse("log(1 + x)")
+    assert [parse(f"sign({v})") for v in ("-2", "0", "3")] == [-1, 0, 1]
 
 
 def test_constant_functions_fold_exactly():

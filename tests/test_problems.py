@@ -254,7 +254,7 @@ def test_duplicate_task_ids(tmp_path):
 
 
 def test_missing_or_empty_directory(tmp_path):
-    with pytest.raises(ProblemError, match="problem directory not found"):
+    with pytest.raises(ProblemError, match="nope: problem file or directory not found"):
         load_problems(tmp_path / "nope")
     with pytest.raises(ProblemError, match=r"no problem files \(\*\.yaml, \*\.yml, answer\.json\) found"):
         load_problems(tmp_path)

@@ -130,7 +130,7 @@ def test_rows_are_the_same_bits_in_processes_with_other_string_hashes():
     import subprocess
     import sys
     root = Path(__file__).resolve().parents[1]
-    shared = root.parent / "shared" / "external" / "mechbench-tasks"
+    shared = root / "tests" / "data" / "mechbench-tasks"
     outputs = []
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)

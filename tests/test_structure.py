@@ -25,7 +25,7 @@ from fastscore.tables import STRUCTURE_MEANS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "problems" / "example"
-MECHBENCH = ROOT.parent / "shared" / "external" / "mechbench-tasks"
+MECHBENCH = ROOT / "tests" / "data" / "mechbench-tasks"
 KNOWNS = {"x", "z", "w"}
 # nodes x, z, h1, h2, y; edges x->h1, z->h1, h1->h2, x->h2, h2->y: |V| + |E| = 10
 CHAIN = ["h1 = x*z", "h2 = h1 + x", "y = h2**2"]

@@ -26,6 +26,8 @@ def _local(problems, settings, *, address, workers) -> Executor:
 
 
 def _ray(problems, settings, *, address, workers) -> Executor:
+    from fastscore.extras import require
+    require("ray")  # one line naming the extra when Ray is not installed
     from fastscore.executors.ray import RayExecutor
     return RayExecutor(problems, settings, address=address, workers=workers)
 

@@ -177,10 +177,10 @@ def test_a_billion_laughs_problem_name_is_refused_at_once(tmp_path):
 # ---------------------------------------------------------------- settings and the command line
 
 @pytest.mark.parametrize(("options", "fragment"), [
-    (("--rtol", "-1"), "setting rtol must be a finite number in [1e-15, 0.5], got -1.0"),
-    (("--rtol", "nan"), "setting rtol must be a finite number in [1e-15, 0.5], got nan"),
-    (("--points", "0"), "setting n_points must be an integer in [1, 10000000], got 0"),
-    (("--acc-tol", "inf"), "setting acc_tol must be a finite number"),
+    (("--rtol", "-1"), "--rtol must be a finite number in [1e-15, 0.5], got -1.0"),
+    (("--rtol", "nan"), "--rtol must be a finite number in [1e-15, 0.5], got nan"),
+    (("--points", "0"), "--n-points must be an integer in [1, 10000000], got 0"),
+    (("--acc-tol", "inf"), "--acc-tol must be a finite number"),
     (("--workers", "0"), "workers must be a positive integer, got 0"),
 ])
 def test_meaningless_settings_are_refused(capsys, tmp_path, options, fragment):
