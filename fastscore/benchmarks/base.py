@@ -122,3 +122,28 @@ def row_of(row: Mapping, base: Mapping, status: str = "ok", error: str | None = 
 
 class BadInput(ValueError):
     """A submission a benchmark cannot score: its row's ``parse_error`` reason."""
+
+
+def judged_rows(rows: Sequence[Mapping],
+                attempt: Callable[[str], tuple[str | None, Mapping]]) -> list[tuple[Mapping, str, str | None, dict]]:
+    """Each row of a batch with its (status, error, fields): ``attempt`` scores a
+    submission's text into (error or None, fields), raising `BadInput` (a
+    ``parse_error``) or ``OverflowError`` (an ``eval_error``); repeats are scored once,
+    a row without a submission is a ``parse_error``."""
+    done: dict = {}
+    out = []
+    for row in rows:
+        text = submission_text(row)
+        if text not in done:
+            if text is None:
+                done[text] = ("parse_error", "no submission", {})
+            else:
+                try:
+                    error, fields = attempt(text)
+                    done[text] = ("ok", error, dict(fields))
+                except BadInput as failure:
+                    done[text] = ("parse_error", str(failure), {})
+                except OverflowError as failure:
+                    done[text] = ("eval_error", str(failure), {})
+        out.append((row, *done[text]))
+    return out

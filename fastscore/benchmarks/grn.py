@@ -37,7 +37,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
                                       yaml_format)
 
 NAME = "grn"
@@ -254,22 +254,12 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
     """The score rows of a batch of GRN submissions to one task (repeats parsed once)."""
     task = problem.task
     base = base_fields(problem, version=task["version"], difficulty=task["difficulty"])
-    done: dict = {}
-    out = []
-    for row in rows:
-        text = submission_text(row)
-        if text not in done:
-            if text is None:
-                done[text] = ("parse_error", "no submission", {})
-            else:
-                try:
-                    edges, motif = parse_graph(text, task["nodes"])
-                    done[text] = ("ok", None, graph_scores(edges, task["edges"], motif, task["motif"], task["pairs"]))
-                except BadInput as error:
-                    done[text] = ("parse_error", str(error), {})
-        status, error, fields = done[text]
-        out.append(row_of(row, base, status, error, fields))
-    return out
+
+    def attempt(text: str):
+        edges, motif = parse_graph(text, task["nodes"])
+        return None, graph_scores(edges, task["edges"], motif, task["motif"], task["pairs"])
+
+    return [row_of(row, base, status, error, fields) for row, status, error, fields in judged_rows(rows, attempt)]
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("grn", NAME, _read_task), score_task, COLUMNS)

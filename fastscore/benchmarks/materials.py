@@ -36,7 +36,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
                                       yaml_format)
 from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
 
@@ -233,22 +233,12 @@ def _read_task(path: Path, root: Path, data: Mapping):
 def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     """The score rows of a batch of attempts at one materials task (repeats scored once)."""
     base = base_fields(problem)
-    done: dict = {}
-    out = []
-    for row in rows:
-        text = submission_text(row)
-        if text not in done:
-            if text is None:
-                done[text] = ("parse_error", "no submission", {})
-            else:
-                try:
-                    fields, reasons = score_attempt(problem.task, text, settings)
-                    done[text] = ("ok", reasons, fields)
-                except BadInput as error:
-                    done[text] = ("parse_error", str(error), {})
-        status, error, fields = done[text]
-        out.append(row_of(row, base, status, error, fields))
-    return out
+
+    def attempt(text: str):
+        fields, reasons = score_attempt(problem.task, text, settings)
+        return reasons, fields
+
+    return [row_of(row, base, status, error, fields) for row, status, error, fields in judged_rows(rows, attempt)]
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("llema", NAME, _read_task), score_task, COLUMNS)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, row_of, submission_text, task_problem,
+from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
                                       yaml_format)
 
 NAME = "discoverphysics"
@@ -219,21 +219,8 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
     """The score rows of a batch of attempts at one world (repeats scored once)."""
     task = problem.task
     base = base_fields(problem, difficulty=task["difficulty"])
-    done: dict = {}
     out = []
-    for row in rows:
-        text = submission_text(row)
-        if text not in done:
-            if text is None:
-                done[text] = ("parse_error", "no submission", {})
-            else:
-                try:
-                    done[text] = ("ok", None, score_attempt(task, text, settings))
-                except BadInput as error:
-                    done[text] = ("parse_error", str(error), {})
-                except OverflowError as error:
-                    done[text] = ("eval_error", str(error), {})
-        status, error, fields = done[text]
+    for row, status, error, fields in judged_rows(rows, lambda text: (None, score_attempt(task, text, settings))):
         explanation = row.get("explanation_score")
         explanation = float(explanation) if isinstance(explanation, (int, float)) and \
             not isinstance(explanation, bool) else None
