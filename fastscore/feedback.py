@@ -117,8 +117,20 @@ def feedback(task: PublicTask, submission: str | bytes, *, budget: float = DEFAU
         warnings.append(f"{bad} of {task.n_samples} predictions are not finite: the metrics are void")
     extras["closed_form"] = list(solution.expressions)
     extras["numeric"] = list(solution.numeric)
-    return {"ok": True, "solution": {name: str(expr) for name, expr in solution.expressions.items()},
+    return {"ok": True, "solution": {name: _text(expr) for name, expr in solution.expressions.items()},
             "train": train, EXTRAS: extras}
+
+
+MAX_TEXT_NODES = 20_000
+"""Above this many tree nodes a closed form's text is not written into the answer (an
+agent reads it; a score row's text has ``Settings.max_text_nodes``): a chain of 22
+substitutions shares its subexpressions (a few dozen distinct nodes), but written out
+it is 160 MB."""
+
+
+def _text(expr: se.Basic) -> str:
+    nodes = count_nodes(expr)
+    return str(expr) if nodes <= MAX_TEXT_NODES else f"(not written: {nodes} tree nodes)"
 
 
 def _equations(task: PublicTask, submission: str | bytes) -> list[tuple[se.Basic, se.Basic]]:

@@ -5,9 +5,12 @@ SymEngine's C++ cannot be interrupted, so the solver's time budget is only check
 between its steps; what keeps each step short is that its inputs are bounded:
 
 - a closed form (and a coefficient of a linear block) has at most
-  ``Limits.max_solved_nodes`` tree nodes (``count_nodes``, linear in the distinct
-  subexpressions): a chain ``a1 = sin(a0) + cos(a0); a2 = sin(a1) + cos(a1); ...``
-  doubles its tree at each step;
+  ``Limits.max_solved_nodes`` distinct subexpressions (``distinct_nodes``): what SymEngine
+  holds and what every pass of the scorer walks (the tapes, the bounds, the high
+  precision, the search for roots and functions work over distinct subexpressions).  A
+  chain ``a1 = sin(a0) + cos(a0); a2 = sin(a1) + cos(a1); ...`` doubles its *tree* at
+  each step but adds two distinct nodes, and is solved; its text is not written out
+  past ``Settings.max_text_nodes`` tree nodes (``fastscore.score``, the feedback answer);
 - the exact numbers and numeric exponents in a closed form are bounded as a literal
   is (``fastscore.literals``): a constant built through unknowns (``a = r/r + M/M;
   b = a**1000; c = b**1000``) is rejected like the literal ``2**1000000``;
@@ -33,12 +36,28 @@ __all__ = ["closed_form_problem", "power_problem", "size_problem"]
 
 
 def size_problem(what: str, expr: se.Basic, limits: Limits) -> str | None:
-    """Why ``expr`` is too large a tree to go on with, or None."""
-    nodes = count_nodes(expr)
+    """Why ``expr`` is too large to go on with (past ``Limits.max_solved_nodes``
+    distinct subexpressions), or None.  Its tree size bounds the distinct count, so a
+    tree within the limit is not walked."""
+    if count_nodes(expr) <= limits.max_solved_nodes:
+        return None
+    nodes = distinct_nodes(expr, limits.max_solved_nodes)
     if nodes > limits.max_solved_nodes:
-        return (f"{what} grows to {nodes} tree nodes, limit {limits.max_solved_nodes}: "
+        return (f"{what} grows to more than {limits.max_solved_nodes} distinct subexpressions: "
                 "the mechanism's expressions grow too large to solve")
     return None
+
+
+def distinct_nodes(expr: se.Basic, stop: int) -> int:
+    """The number of distinct subexpressions of ``expr`` (each shared one once), counted
+    up to ``stop + 1`` at the most."""
+    seen, stack = set(), [expr]
+    while stack and len(seen) <= stop:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(node.args)
+    return len(seen)
 
 
 def closed_form_problem(name: str, expr: se.Basic, limits: Limits) -> str | None:

@@ -23,7 +23,7 @@ class Limits:
     max_depth: int = 400  # nesting: parentheses, calls, unary signs, power exponents
     max_exponent: float = 1000  # |numeric exponent| allowed in a**b
     max_equations: int = 100  # equations per mechanism (and answers per probe set)
-    max_solved_nodes: int = 200_000  # tree nodes of a closed form the solver builds (a coefficient of a linear block)
+    max_solved_nodes: int = 200_000  # distinct subexpressions of a closed form the solver builds (or a linear block's coefficient)
 
 
 DEFAULT_LIMITS = Limits()

@@ -362,13 +362,11 @@ def test_the_proof_rung_and_the_tapes_stay_bounded(tmp_path):
     """Finding 2: the proof rung skips the 12,341-term expansion of a function argument
     (``numeric``; it took minutes); finding 3: the 20-step substitution chain is
     compiled over its distinct subexpressions (a tree of 2**20 nodes; 123 s); the rest of
-    the solver finds its unknowns in the free names (no walk of the tree).  Its closed
-    forms double at each step: past ``Limits.max_solved_nodes`` (at a16, 393,213 nodes)
-    the solve stops with a solve_error (a walk of the whole tree, as the root reduction
-    of a law makes, took 40 s at 2**20 nodes)."""
+    the solver finds its unknowns in the free names, and the search for integer roots
+    walks distinct subexpressions (SymEngine's ``atoms`` walked the tree: 40 s at 2**20
+    nodes).  Its law is judged; its text, past ``Settings.max_text_nodes``, not written."""
     rows = _rows_of("proof-and-chain.jsonl", tmp_path)
     assert (rows[2]["status"], rows[2]["p_verdict"]) == ("ok", "numeric")
     chain = rows[3]
-    assert (chain["status"], chain["derived_formula"]) == ("solve_error", None)
-    assert chain["error"].startswith("the closed form of a16 grows to 393213 tree nodes, limit 200000")
+    assert (chain["status"], chain["derived_formula"], chain["p_verdict"]) == ("ok", None, "different")
     assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
