@@ -111,10 +111,15 @@ def test_a_live_holder_is_refused_and_a_child_does_not_keep_the_lock(tmp_path):
         with pytest.raises(OutputBusy, match=rf"in use by another fastscore score run \(process {os.getpid()}\)"):
             with _locked(out):
                 pass
+        ready, told = os.pipe()
         child = os.fork()
-        if child == 0:  # the fork's copy of the lock's file is dropped: it holds nothing
+        if child == 0:  # the fork's copy of the lock's file is dropped (at the fork): it holds nothing
+            os.write(told, b"x")
             time.sleep(3)
             os._exit(0)
+        os.read(ready, 1)  # the child runs (and has run its fork handler) before the parent lets go
+        os.close(ready)
+        os.close(told)
     try:
         with RunLock(out / ".lock", "test"):  # the parent let go: free, though the child lives
             assert pid_alive(child)

@@ -89,7 +89,9 @@ class _Slow(str):
 
 
 def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a_death():
-    """A killer row, then two slow correct rows (3 s and 2 s of their own, limit 5 s):
+    """A killer row, then two slow correct rows (7 s and 5 s of their own, limit 10 s, so
+    that a replacement actor's start on a busy machine is not mistaken for the killer's
+    own time):
     retried one at a time, each waits behind another; before, the wait counted (one of
     them became ``timeout``) and a row queued behind the killer was charged with the
     death."""
@@ -97,8 +99,8 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     problems = {p.task_id: p for p in load_problems(PROBLEMS)}
     law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
     rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
-             "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 1.5, 1.0])]
-    executor = RayExecutor(problems, Settings(row_timeout=5.0, batch_rows=3), workers=1)
+             "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 3.5, 2.5])]
+    executor = RayExecutor(problems, Settings(row_timeout=10.0, batch_rows=3), workers=1)
     try:
         scores = {r["run"]: r for batch, _ in executor.map([("michaelis-menten-rate", rows)]) for r in batch}
     finally:
