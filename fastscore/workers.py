@@ -189,7 +189,8 @@ class FeedbackPool:
     started again on a fresh worker when a place frees, within its deadline), its
     worker at a lower CPU priority (``LONG_NICE``).  Jobs of clients not yet known to
     be well-behaved (neither ``trusted`` nor ``low``) hold at most ``size - 1``
-    shared workers at once (at least one), waiting ones let in newest first: one
+    shared workers at once (at least one; a worker stopped for one counts until its
+    replacement is ready), waiting ones let in newest first: one
     shared worker stays free for trusted clients however many unknown ones arrive.
     So runaway submissions never hold the shared workers for more than a slice, and
     normal requests keep their latency.  A trusted client's job has ``TRUSTED_SLICES``
@@ -207,7 +208,7 @@ class FeedbackPool:
         self.slice = min(self.SLICE if slice is None else slice, limit)
         self.long_jobs = max(1, size // 2) if long_jobs is None else long_jobs
         self._long = asyncio.Semaphore(self.long_jobs)
-        self._probe = _Gate(max(1, size - 1))  # jobs of unknown clients on shared workers at once
+        self._probe = _Gate(max(1, size - 1))  # unknown clients' jobs on (or places of) shared workers
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(_PRELOAD)
         self._idle = _Idle()
@@ -266,13 +267,23 @@ class FeedbackPool:
                     return reply, True
                 if overran is not None:
                     overran()
-                if deadline - loop.time() <= 0:
-                    self._retire(worker)
-                    return self._timeout(), False
-                if gate is not None:  # off the shared worker now (moved or stopped)
-                    gate.release()
+                moved = None
+                if deadline - loop.time() > 0 and not self._long.locked():
+                    await self._long.acquire()  # at once: the lane has room
+                    self._all.discard(worker)  # now the lane's own: a shared worker takes its place
+                    _yield_cpu(worker)
+                    moved, refill = worker, self._replace()
+                else:  # stopped: (timed out, or) started again when the lane has room
+                    refill = self._retire(worker)
+                if gate is not None:  # its place is the unknown clients' again once refilled
+                    if refill is None:
+                        gate.release()
+                    else:
+                        refill.add_done_callback(lambda _, gate=gate: gate.release())
                     gate = None
-                return await self._long_job(worker, key, task, submission, deadline)
+                if moved is None and deadline - loop.time() <= 0:
+                    return self._timeout(), False
+                return await self._long_job(moved, key, task, submission, deadline)
             except TimeoutError:
                 return self._timeout(), False
             except _Died as died:
@@ -285,18 +296,12 @@ class FeedbackPool:
         raise AssertionError("unreachable")
 
     async def _long_job(self, worker: _Worker, key, task, submission, deadline: float) -> tuple[dict, bool]:
-        """A job past its slice: it goes on in the long lane (see the class doc)."""
+        """A job in the long lane (see the class doc): on ``worker``, already moved there
+        (holding its place in the lane), or, when None, started on a fresh worker when
+        the lane has room."""
         loop = asyncio.get_running_loop()
-        if worker is not None and not self._long.locked():
-            await self._long.acquire()
-            self._all.discard(worker)  # now the lane's own: a shared worker takes its place
-            _yield_cpu(worker)
-            self._replace()
-        else:  # not started, or no room: (stopped, and) started again when there is
-            if worker is not None:
-                self._retire(worker)
+        if worker is None:
             await asyncio.wait_for(self._long.acquire(), max(0.0, deadline - loop.time()))
-            worker = None
         try:
             if worker is None:
                 worker = await asyncio.wait_for(asyncio.to_thread(self._spawn), max(0.0, deadline - loop.time()))
@@ -369,17 +374,20 @@ class FeedbackPool:
             worker.kill()
         self._all.clear()
 
-    def _retire(self, worker: _Worker) -> None:
+    def _retire(self, worker: _Worker) -> asyncio.Task | None:
         self._all.discard(worker)
         worker.kill()
-        self._replace()
+        return self._replace()
 
-    def _replace(self) -> None:
+    def _replace(self) -> asyncio.Task | None:
+        """Start a shared worker in the background: the task that ends when it is ready
+        (or failed to start); None once the pool is closed."""
         if self._closed:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(self._start_one())
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
+        return task
 
     async def _start_one(self) -> None:
         # Process.start() waits for the fork server (which imports fastscore the first
