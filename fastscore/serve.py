@@ -54,7 +54,9 @@ MAX_JSON = 2 * 1024 * 1024
 BODY_SECONDS = 30.0
 """A request body must arrive within this many seconds (a slow client is answered 400)."""
 KEEPALIVE_SECONDS = 15.0
-"""An idle kept-alive connection is closed after this many seconds."""
+"""An idle kept-alive connection is closed after this many seconds, and so is one whose
+request line and headers are not complete by then (aiohttp's keep-alive timer, armed
+when the connection opens, in aiohttp 3.14.5 and later)."""
 
 _dumps = partial(json.dumps, allow_nan=False)
 
