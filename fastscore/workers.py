@@ -419,7 +419,8 @@ class FeedbackPool:
 
 def _yield_cpu(worker: _Worker) -> None:
     """Lower a long-lane worker's CPU priority (nice +``LONG_NICE``): on a busy machine
-    the shared workers' short jobs run first.  It never serves a shared job again."""
+    the shared workers' short jobs run first.  It never serves a shared job again.
+    (On Linux this is the main thread's priority, the one that evaluates.)"""
     try:
         os.setpriority(os.PRIO_PROCESS, worker.process.pid, LONG_NICE)
     except (AttributeError, OSError):  # not on this platform, or the process has ended
