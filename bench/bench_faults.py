@@ -76,6 +76,7 @@ def run(load: int, host: str, port: int, seconds: float, counter) -> dict:
     ms = [1000 * x for x in latency]
     return {"runaway_clients": load, "normal_requests": len(ms), "normal_errors": errors,
             "normal_p50_ms": _percentile(ms, 50), "normal_p99_ms": _percentile(ms, 99),
+            "normal_max_ms": max(ms, default=None),
             "runaway_answers": len(runaway_latency), "runaway_p50_s": _percentile(runaway_latency, 50),
             "runaway_max_s": max(runaway_latency, default=None)}
 
@@ -86,6 +87,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 2, 50])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=float, default=5.0)
+    parser.add_argument("--log", help="write the service's stderr (one line per request) to this file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         tasks = Path(folder) / "tasks"
@@ -94,7 +96,8 @@ def main() -> None:
                    np.random.default_rng(5).uniform(1, 2, (2, 4000)))
         process = subprocess.Popen([sys.executable, "-m", "fastscore.cli", "serve", "--port", "0", "--workers",
                                     str(args.workers), "--budget", str(args.budget), "--tasks", str(tasks)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=folder)
+                                   stdout=subprocess.PIPE, stderr=open(args.log, "wb") if args.log else subprocess.DEVNULL,
+                                   cwd=folder)
         try:
             url = urlsplit(json.loads(process.stdout.readline())["url"])
             counter = itertools.count(1)

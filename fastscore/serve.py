@@ -54,7 +54,9 @@ MAX_JSON = 2 * 1024 * 1024
 BODY_SECONDS = 30.0
 """A request body must arrive within this many seconds (a slow client is answered 400)."""
 KEEPALIVE_SECONDS = 15.0
-"""An idle kept-alive connection is closed after this many seconds."""
+"""An idle kept-alive connection is closed after this many seconds, and so is one whose
+request line and headers are not complete by then (aiohttp's keep-alive timer, armed
+when the connection opens, in aiohttp 3.14.5 and later)."""
 
 _dumps = partial(json.dumps, allow_nan=False)
 
@@ -121,21 +123,27 @@ class _Service:
         self.memo = memo
         self.tasks = tasks
         self.uploaded = task_memo()  # task key -> its reading (a task or a TaskError)
-        self.clients = LRU(4096, 4096, lambda _: 1)  # client (host, port) -> its last job ended within its slice
+        self.clients = LRU(4096, 4096, lambda _: 1)  # client (host, port) -> True: last job within its slice, False: a runaway
+        self.overran = LRU(4096, 4096, lambda _: 1)  # answer key (task + submission) -> True: it ran past its slice and budget
 
-    async def _evaluate(self, request: web.Request, key: str, task, submission: bytes) -> tuple[dict, bool]:
-        """The pool's answer; a client (connection) whose work ran past its first slice
-        before goes to the long lane at once, one whose work did not is served first
-        (``FeedbackPool.evaluate``'s ``low`` and ``trusted``)."""
+    async def _evaluate(self, request: web.Request, key: str, task, submission: bytes,
+                        answer_key: str) -> tuple[dict, bool]:
+        """The pool's answer; a client (connection) whose last job ran past its slice and
+        then its budget, or a submission (on this task) that did, goes to the long lane at once
+        (a runaway cannot escape by reconnecting), a client whose last job ended within
+        its slice is served first (``FeedbackPool.evaluate``'s ``low`` and ``trusted``)."""
         client = request.transport.get_extra_info("peername") if request.transport is not None else None
-        if client is None:
-            return await self.pool.evaluate(key, task, submission, arrived=request["arrived"])
+        known = None if client is None else self.clients.get(client)
         ran_over = []
         answer, final = await self.pool.evaluate(
-            key, task, submission, arrived=request["arrived"], low=self.clients.get(client) is False,
-            trusted=self.clients.get(client) is True, overran=lambda: ran_over.append(True))
-        if ran_over or final:
-            self.clients.put(client, not ran_over)
+            key, task, submission, arrived=request["arrived"],
+            low=known is False or self.overran.get(answer_key) is True,
+            trusted=known is True, overran=lambda: ran_over.append(True))
+        runaway = bool(ran_over) and not final  # past its slice, then its budget: slow but answered is not
+        if runaway:
+            self.overran.put(answer_key, True)
+        if client is not None and (runaway or final):
+            self.clients.put(client, None if ran_over and not runaway else not runaway)
         return answer, final
 
     async def health(self, request: web.Request) -> web.Response:
@@ -158,9 +166,10 @@ class _Service:
                 self.uploaded.put(task_key, task)
             if isinstance(task, TaskError):
                 return {"ok": False, "error": str(task), "error_type": "TaskError"}, True
-            return await self._evaluate(request, task_key, task, files["submission"])
+            return await self._evaluate(request, task_key, task, files["submission"], answer_key)
 
-        answer, request["cache"] = await self.memo.get(_digest(task_key.encode(), files["submission"]), compute)
+        answer_key = _digest(task_key.encode(), files["submission"])
+        answer, request["cache"] = await self.memo.get(answer_key, compute)
         return _json(protocol_answer(answer), cache=request["cache"])
 
     async def status(self, request: web.Request) -> web.Response:
@@ -190,9 +199,10 @@ class _Service:
         submission = query["submission"].encode("utf-8", "surrogatepass")  # a lone surrogate fails to decode later
 
         async def compute():
-            return await self._evaluate(request, loaded.key, loaded.task, submission)
+            return await self._evaluate(request, loaded.key, loaded.task, submission, answer_key)
 
-        answer, request["cache"] = await self.memo.get(_digest(loaded.key.encode(), submission), compute)
+        answer_key = _digest(loaded.key.encode(), submission)
+        answer, request["cache"] = await self.memo.get(answer_key, compute)
         return _json(answer if EXTRAS in answer else answer | {EXTRAS: {}}, cache=request["cache"])
 
 

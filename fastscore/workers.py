@@ -36,6 +36,11 @@ this many bytes of training data in all."""
 START_LIMIT = 120.0
 """Seconds a new worker may take to be ready (the fork server's first compilation
 of the kernels, on a machine without Numba's cache)."""
+TRUSTED_SLICES = 4
+"""A trusted client's job keeps its shared worker this many slices (a stall of a busy
+machine is not taken for a runaway)."""
+LONG_NICE = 10
+"""The niceness of a long-lane worker (``_yield_cpu``)."""
 
 _NEED = "need"
 _READY = "ready"
@@ -123,6 +128,37 @@ class _Idle:
             raise
 
 
+class _Gate:
+    """At most ``n`` holders; waiters are let in newest first (under overload the
+    oldest waiters are the ones that time out, and a client arriving now is served
+    now rather than after every queued one)."""
+
+    def __init__(self, n: int):
+        self._free = n
+        self._waiting: deque[asyncio.Future] = deque()
+
+    async def acquire(self) -> None:
+        if self._free > 0 and not any(not f.done() for f in self._waiting):
+            self._free -= 1
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # let in as it was cancelled: pass it on
+                self.release()
+            raise
+
+    def release(self) -> None:
+        while self._waiting:
+            future = self._waiting.pop()  # the newest first
+            if not future.done():
+                future.set_result(None)
+                return
+        self._free += 1
+
+
 class _Died(Exception):
     """A worker died while it held a job."""
 
@@ -150,9 +186,15 @@ class FeedbackPool:
     then is a long job, moved to the long lane, which holds at most ``long_jobs`` jobs
     at once, each on a worker of its own (the running worker itself when the lane has
     room, a shared worker being started in its place; else the job is stopped and
-    started again on a fresh worker when a place frees, within its deadline).  So
-    runaway submissions never hold the shared workers for more than a slice, and
-    normal requests keep their latency.  A job whose client goes away is cancelled
+    started again on a fresh worker when a place frees, within its deadline), its
+    worker at a lower CPU priority (``LONG_NICE``).  Jobs of clients not yet known to
+    be well-behaved (neither ``trusted`` nor ``low``) hold at most ``size - 1``
+    shared workers at once (at least one; a worker stopped for one counts until its
+    replacement is ready), waiting ones let in newest first: one
+    shared worker stays free for trusted clients however many unknown ones arrive.
+    So runaway submissions never hold the shared workers for more than a slice, and
+    normal requests keep their latency.  A trusted client's job has ``TRUSTED_SLICES``
+    slices before it moves.  A job whose client goes away is cancelled
     (its worker stopped and replaced); a worker that dies is replaced and its job tried
     once more on another."""
 
@@ -166,6 +208,7 @@ class FeedbackPool:
         self.slice = min(self.SLICE if slice is None else slice, limit)
         self.long_jobs = max(1, size // 2) if long_jobs is None else long_jobs
         self._long = asyncio.Semaphore(self.long_jobs)
+        self._probe = _Gate(max(1, size - 1))  # unknown clients' jobs on (or places of) shared workers
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(_PRELOAD)
         self._idle = _Idle()
@@ -196,48 +239,73 @@ class FeedbackPool:
             await asyncio.wait_for(self._ready.wait(), START_LIMIT)
             deadline = loop.time() + self.limit
         for attempt in range(2):
-            try:
-                if low:  # straight to the long lane: the shared workers are not its to hold
+            if low:  # straight to the long lane: the shared workers are not its to hold
+                try:
                     return await self._long_job(None, key, task, submission, deadline)
-                worker = await asyncio.wait_for(self._idle.get(not trusted), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    return self._timeout(), False
+                except _Died as died:
+                    if attempt == 0 and deadline - loop.time() > 0:
+                        continue
+                    return self._died(died), False
+            gate = None if trusted else self._probe
+            try:
+                if gate is not None:
+                    await asyncio.wait_for(gate.acquire(), max(0.0, deadline - loop.time()))
             except TimeoutError:
                 return self._timeout(), False
             try:
-                reply = await self._run(worker, key, task, submission, min(deadline, loop.time() + self.slice),
+                try:
+                    worker = await asyncio.wait_for(self._idle.get(not trusted), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    return self._timeout(), False
+                turn = self.slice * (TRUSTED_SLICES if trusted else 1)
+                reply = await self._run(worker, key, task, submission, min(deadline, loop.time() + turn),
                                         deadline - loop.time())
                 if reply is not None:
                     self._idle.put_nowait(worker)
                     return reply, True
                 if overran is not None:
                     overran()
-                if deadline - loop.time() <= 0:
-                    self._retire(worker)
+                moved = None
+                if deadline - loop.time() > 0 and not self._long.locked():
+                    await self._long.acquire()  # at once: the lane has room
+                    self._all.discard(worker)  # now the lane's own: a shared worker takes its place
+                    _yield_cpu(worker)
+                    moved, refill = worker, self._replace()
+                else:  # stopped: (timed out, or) started again when the lane has room
+                    refill = self._retire(worker)
+                if gate is not None:  # its place is the unknown clients' again once refilled
+                    if refill is None:
+                        gate.release()
+                    else:
+                        refill.add_done_callback(lambda _, gate=gate: gate.release())
+                    gate = None
+                if moved is None and deadline - loop.time() <= 0:
                     return self._timeout(), False
-                return await self._long_job(worker, key, task, submission, deadline)
+                return await self._long_job(moved, key, task, submission, deadline)
             except TimeoutError:
                 return self._timeout(), False
             except _Died as died:
                 if attempt == 0 and deadline - loop.time() > 0:
                     continue  # another worker tries once more
-                return {"ok": False, "error": f"the evaluating worker process died (exit code {died.code}), twice",
-                        "error_type": "WorkerError"}, False
+                return self._died(died), False
+            finally:
+                if gate is not None:
+                    gate.release()
         raise AssertionError("unreachable")
 
     async def _long_job(self, worker: _Worker, key, task, submission, deadline: float) -> tuple[dict, bool]:
-        """A job past its slice: it goes on in the long lane (see the class doc)."""
+        """A job in the long lane (see the class doc): on ``worker``, already moved there
+        (holding its place in the lane), or, when None, started on a fresh worker when
+        the lane has room."""
         loop = asyncio.get_running_loop()
-        if worker is not None and not self._long.locked():
-            await self._long.acquire()
-            self._all.discard(worker)  # now the lane's own: a shared worker takes its place
-            self._replace()
-        else:  # not started, or no room: (stopped, and) started again when there is
-            if worker is not None:
-                self._retire(worker)
+        if worker is None:
             await asyncio.wait_for(self._long.acquire(), max(0.0, deadline - loop.time()))
-            worker = None
         try:
             if worker is None:
                 worker = await asyncio.wait_for(asyncio.to_thread(self._spawn), max(0.0, deadline - loop.time()))
+                _yield_cpu(worker)
                 if await _receive(worker.conn, deadline - loop.time()) != _READY:
                     raise _Died(worker.process.exitcode)
                 reply = await self._run(worker, key, task, submission, deadline, deadline - loop.time(),
@@ -282,6 +350,11 @@ class FeedbackPool:
             stop(worker)
             raise
 
+    @staticmethod
+    def _died(died: _Died) -> dict:
+        return {"ok": False, "error": f"the evaluating worker process died (exit code {died.code}), twice",
+                "error_type": "WorkerError"}
+
     def _timeout(self) -> dict:
         return {"ok": False, "error": f"evaluation stopped: it ran past the time budget of {self.limit:g} s",
                 "error_type": "Timeout"}
@@ -301,17 +374,20 @@ class FeedbackPool:
             worker.kill()
         self._all.clear()
 
-    def _retire(self, worker: _Worker) -> None:
+    def _retire(self, worker: _Worker) -> asyncio.Task | None:
         self._all.discard(worker)
         worker.kill()
-        self._replace()
+        return self._replace()
 
-    def _replace(self) -> None:
+    def _replace(self) -> asyncio.Task | None:
+        """Start a shared worker in the background: the task that ends when it is ready
+        (or failed to start); None once the pool is closed."""
         if self._closed:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(self._start_one())
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
+        return task
 
     async def _start_one(self) -> None:
         # Process.start() waits for the fork server (which imports fastscore the first
@@ -339,6 +415,16 @@ class FeedbackPool:
         process.start()
         theirs.close()
         return _Worker(process, ours)
+
+
+def _yield_cpu(worker: _Worker) -> None:
+    """Lower a long-lane worker's CPU priority (nice +``LONG_NICE``): on a busy machine
+    the shared workers' short jobs run first.  It never serves a shared job again.
+    (On Linux this is the main thread's priority, the one that evaluates.)"""
+    try:
+        os.setpriority(os.PRIO_PROCESS, worker.process.pid, LONG_NICE)
+    except (AttributeError, OSError):  # not on this platform, or the process has ended
+        pass
 
 
 async def _receive(conn: Connection, timeout: float):

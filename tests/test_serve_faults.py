@@ -129,3 +129,114 @@ def test_memo_is_bounded_in_bytes_and_cancels_abandoned_work():
         await asyncio.wait_for(cancelled.wait(), 5)  # none waits: the work is cancelled
         await asyncio.gather(*callers, return_exceptions=True)
     asyncio.run(scenario())
+
+
+def _settled(server, workers: int) -> set[int]:  # noqa: F811
+    """The shared workers' pids once all are idle (at most 60 s)."""
+    for _ in range(600):
+        pool = server.request("GET", "/v1/status")[2]["pool"]
+        if pool["idle"] == workers:
+            return set(pool["workers"])
+        time.sleep(0.1)
+    raise AssertionError(f"the workers did not settle: {pool}")
+
+
+def test_unknown_clients_leave_a_shared_worker_free(server):  # noqa: F811
+    """Many runaways from new connections at once: at most WORKERS - 1 shared workers
+    are theirs (busy, or being replaced after one was stopped), so one stays idle for
+    clients known to be well-behaved; each runaway is still answered Timeout."""
+    _settled(server, WORKERS)
+    runaway = server.task_files("runaway")
+    with ThreadPoolExecutor(2 * WORKERS) as pool:
+        calls = [pool.submit(server.evaluate, *runaway, runaway_mechanism(40 + k)) for k in range(2 * WORKERS)]
+        idle_seen = []
+        while not all(call.done() for call in calls) and len(idle_seen) < 2000:
+            idle_seen.append(server.request("GET", "/v1/status")[2]["pool"]["idle"])
+            time.sleep(0.01)
+        results = [call.result() for call in calls]
+    assert min(idle_seen) >= 1
+    assert all(status == 200 and body["error_type"] == "Timeout" for status, _, body in results)
+
+
+def test_a_runaway_submission_is_known_on_a_new_connection(server):  # noqa: F811
+    """A submission that ran past its slice and its budget, sent again from a new
+    connection, goes straight to the long lane: no shared worker is touched (stopped or
+    moved), where a new runaway submission does take one for its slice."""
+    runaway = server.task_files("runaway")
+    known, fresh = runaway_mechanism(47), runaway_mechanism(48)
+    assert server.evaluate(*runaway, known)[2]["error_type"] == "Timeout"
+
+    def watch(submission) -> tuple[list[set[int]], list[int], dict]:
+        before = _settled(server, WORKERS)
+        seen, idle = [before], []
+        with ThreadPoolExecutor(1) as pool:
+            call = pool.submit(server.evaluate, *runaway, submission)
+            while not call.done() and len(seen) < 2000:
+                status = server.request("GET", "/v1/status")[2]["pool"]
+                seen.append(set(status["workers"]))
+                idle.append(status["idle"])
+                time.sleep(0.01)
+            return seen, idle, call.result()[2]
+    seen, idle, answer = watch(known)
+    assert answer["error_type"] == "Timeout"
+    assert all(workers == seen[0] for workers in seen) and min(idle) == WORKERS
+    seen, idle, answer = watch(fresh)
+    assert answer["error_type"] == "Timeout"
+    assert any(workers != seen[0] for workers in seen)  # its shared worker moved to the long lane
+
+
+def test_slow_request_headers_are_cut_off(server):  # noqa: F811
+    """A client that sends its request line and headers a byte at a time never holds its
+    connection past KEEPALIVE_SECONDS: the service closes it."""
+    from fastscore.serve import KEEPALIVE_SECONDS
+    text = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: y\r\n" * 1000
+    with socket.create_connection((server.host, server.port)) as connection:
+        connection.settimeout(0.25)
+        closed = False
+        for i in range(int(4 * KEEPALIVE_SECONDS / 0.25)):  # bounded: at most 4 x KEEPALIVE_SECONDS
+            try:
+                connection.sendall(text[i:i + 1])
+                if connection.recv(100) == b"":
+                    closed = True
+                    break
+            except socket.timeout:
+                continue
+            except OSError:  # reset by the server
+                closed = True
+                break
+    assert closed
+
+
+def test_gate_lets_the_newest_waiter_in_first():
+    from fastscore.workers import _Gate
+
+    async def scenario():
+        gate, order = _Gate(1), []
+        await gate.acquire()
+
+        async def waiter(name):
+            await gate.acquire()
+            order.append(name)
+        tasks = []
+        for name in "abc":
+            tasks.append(asyncio.ensure_future(waiter(name)))
+            await asyncio.sleep(0)
+        gate.release()
+        await asyncio.sleep(0)
+        assert order == ["c"]
+        tasks[1].cancel()  # b gives up: a is next
+        await asyncio.sleep(0)
+        gate.release()
+        await asyncio.sleep(0)
+        assert order == ["c", "a"]
+        gate.release()
+        await asyncio.sleep(0)
+        await gate.acquire()  # free again: at once
+        handed = asyncio.ensure_future(gate.acquire())
+        await asyncio.sleep(0)
+        gate.release()  # handed to the waiter, which is cancelled before it runs: passed on
+        handed.cancel()
+        await asyncio.gather(handed, return_exceptions=True)
+        await asyncio.wait_for(gate.acquire(), 5)
+        await asyncio.gather(*tasks, return_exceptions=True)
+    asyncio.run(scenario())
