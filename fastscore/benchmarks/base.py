@@ -30,7 +30,7 @@ from fastscore.problems import Problem, ProblemError, ProblemFormat, Variable, t
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""
-_NOT_A_LAW = ("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission")
+_NOT_A_LAW = frozenset(("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission"))
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,8 @@ def judged_rows(rows: Sequence[Mapping],
                 attempt: Callable[[str], tuple[str | None, Mapping]]) -> list[tuple[Mapping, str, str | None, dict]]:
     """Each row of a batch with its (status, error, fields): ``attempt`` scores a
     submission's text into (error or None, fields), raising `BadInput` (a
-    ``parse_error``) or ``OverflowError`` (an ``eval_error``); repeats are scored once,
-    a row without a submission is a ``parse_error``."""
+    ``parse_error``) or ``OverflowError`` (an ``eval_error``); repeats are scored once
+    (and share their fields: read, not changed), a row without a submission is a ``parse_error``."""
     done: dict = {}
     out = []
     for row in rows:
@@ -140,7 +140,7 @@ def judged_rows(rows: Sequence[Mapping],
             else:
                 try:
                     error, fields = attempt(text)
-                    done[text] = ("ok", error, dict(fields))
+                    done[text] = ("ok", error, fields if type(fields) is dict else dict(fields))
                 except BadInput as failure:
                     done[text] = ("parse_error", str(failure), {})
                 except OverflowError as failure:
