@@ -22,6 +22,7 @@ This module loads neither SymEngine nor Numba.
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,3 +148,32 @@ def judged_rows(rows: Sequence[Mapping],
                     done[text] = ("eval_error", str(failure), {})
         out.append((row, *done[text]))
     return out
+
+
+def scored_rows(rows: Sequence[Mapping], base: Mapping,
+                attempt: Callable[[str], tuple[str | None, Mapping]]) -> list[dict]:
+    """``row_of(row, base, status, error, fields)`` of each of ``judged_rows(rows,
+    attempt)``: the same rows, the columns that rows of one result share merged once
+    (an ``attempt`` that returns one fields object for equal results saves the most).
+    The garbage collector is paused meanwhile: the batch's rows all stay alive, so its
+    collections (which grow with the rows) would free nothing."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        shared: dict = {}
+        out = []
+        for row, status, error, fields in judged_rows(rows, attempt):
+            key = (status, error, id(fields))  # fields stay alive for the loop: ids are not reused
+            tail = shared.get(key)
+            if tail is None:
+                tail = shared[key] = {**base, "status": status, "error": error, **fields}
+            scored = {"config": row["config"], "run": row["run"], "task": row["task"]}
+            scored.update(tail)
+            for name, value in row.items():
+                if name not in scored and name not in _NOT_A_LAW:
+                    scored[name] = value
+            out.append(scored)
+        return out
+    finally:
+        if collecting:
+            gc.enable()

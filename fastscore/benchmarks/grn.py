@@ -37,8 +37,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
-                                      yaml_format)
+from fastscore.benchmarks.base import Benchmark, BadInput, base_fields, scored_rows, task_problem, yaml_format
 
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
@@ -222,7 +221,7 @@ def _edge_lines(text: str, lines: EdgeLines) -> tuple[frozenset, str | None] | N
     for piece in text.split("\n"):
         bit = known.get(piece)
         if bit is None:
-            bit = lines.bit(piece)
+            bit = None if ":" in piece else lines.bit(piece)  # an edge line has no colon
             if bit is None:
                 found = _MOTIF_LINE.fullmatch(piece)
                 if found is None or motif is not None:
@@ -234,7 +233,8 @@ def _edge_lines(text: str, lines: EdgeLines) -> tuple[frozenset, str | None] | N
         return None  # read by the slow path
     if mask & (mask >> 1) & lines.plus:
         return None  # an edge with both signs: the slow path says which
-    return lines.graph(mask), None if motif is None else motif_label(motif)
+    graph = lines.graphs.get(mask)
+    return graph if graph is not None else lines.graph(mask), None if motif is None else motif_label(motif)
 
 
 def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> tuple[frozenset, str | None]:
@@ -350,16 +350,15 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
 
     def attempt(text: str):
         edges, motif = parse_graph(text, nodes, lines)
-        fields = scored.get(edges)
-        if fields is None:
+        both = scored.get(edges)
+        if both is None:
             fields = graph_scores(edges, reference, None, reference_motif, pairs)
+            both = (fields, {**fields, "grn_motif": True})
             if len(scored) < _KEPT:
-                scored[edges] = fields
-        if motif is not None and motif == reference_motif:
-            fields = {**fields, "grn_motif": True}
-        return None, fields  # judged_rows copies it
+                scored[edges] = both
+        return None, both[motif is not None and motif == reference_motif]  # one object per result
 
-    return [row_of(row, base, status, error, fields) for row, status, error, fields in judged_rows(rows, attempt)]
+    return scored_rows(rows, base, attempt)
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("grn", NAME, _read_task), score_task, COLUMNS)
