@@ -94,7 +94,7 @@ def submission_text(row: Mapping) -> str | None:
     """The submission of a benchmark row: the first of ``SUBMISSION_KEYS`` given."""
     for key in SUBMISSION_KEYS:
         value = row.get(key)
-        if value is not None and (not isinstance(value, str) or value.strip()):
+        if value is not None and (not isinstance(value, str) or (value and not value.isspace())):
             return value if isinstance(value, str) else str(value)
     return None
 
