@@ -7,7 +7,8 @@ A ``Benchmark`` is
   benchmark's name too (the strata and the rates pick a benchmark's rows by it; a
   ``missing`` row keeps it) and whose ``task`` holds the benchmark's parsed task;
 - ``score_task(problem, rows, settings)``: the score rows of a batch of sweep rows of
-  one task (``row_of`` builds one); each row reads its submission with ``submission_text``;
+  one task (``row_of`` builds one, ``scored_rows`` a batch of them); each row reads its
+  submission with ``submission_text``;
 - ``columns``: its score columns (name -> Polars dtype), ``rates``: its summary rates
   as ``(name, label, expr, higher_is_better)`` and ``outcomes``: its binary per-attempt
   outcomes for pass@k as ``(name, label, column)``.  These three are declared where
