@@ -32,6 +32,7 @@ from fastscore.problems import Problem, ProblemError, ProblemFormat, Variable, t
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""
+_CELL = ("config", "run", "task")
 _NOT_A_LAW = frozenset(("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission"))
 
 
@@ -165,11 +166,15 @@ def scored_rows(rows: Sequence[Mapping], base: Mapping,
         out = []
         for row, status, error, fields in judged_rows(rows, attempt):
             key = (status, error, id(fields))  # fields stay alive for the loop: ids are not reused
-            tail = shared.get(key)
-            if tail is None:
-                tail = shared[key] = {**base, "status": status, "error": error, **fields}
-            scored = {"config": row["config"], "run": row["run"], "task": row["task"]}
-            scored.update(tail)
+            known = shared.get(key)
+            if known is None:  # a template in row_of's order (a copy of it is cheap), the cell's keys it keeps
+                template = {"config": None, "run": None, "task": None, **base, "status": status, "error": error,
+                            **fields}
+                known = shared[key] = (template, [name for name in _CELL if name not in base and name not in fields])
+            template, cell = known
+            scored = template.copy()
+            for name in cell:
+                scored[name] = row[name]
             for name, value in row.items():
                 if name not in scored and name not in _NOT_A_LAW:
                     scored[name] = value
