@@ -9,7 +9,9 @@ Every tape reads the rows of ``MOTION_VARIABLES`` then the law's parameters:
   ``j``: the same rows of ``i`` plus ``dx, dy, dz`` (``x_j - x_i``, ...), ``r`` (their
   distance), ``q_j`` and ``m_j``.
 A component without a tape contributes 0 (``has``); ``reads`` marks the rows the
-pairwise tapes read (the others are not filled per pair).  The state at each time of
+pairwise tapes read (the others are not filled per pair).  The pairs are evaluated a
+block (``BLOCK``) at a time, every pairwise tape on each block, so the pair rows stay
+in cache; each particle's pair terms are added in the order of the other particles.  The state at each time of
 ``times`` is written to ``out`` (particles, times, dim); the step is the interval to
 the next time divided by ``substeps``.  Velocity Verlet reads the velocity of the
 step's start in its second acceleration (exact when the law does not read velocities).
@@ -37,7 +39,11 @@ def _run(ops, args, start, stop, X, n_points, stack, out, column):
 
 
 @kernel
-def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, acc):
+def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, acc):
+    """``acc``: each particle's own tapes, then its pairwise tapes summed over the other
+    particles in order, a block of a particle's pairs at a time: the block's read rows
+    filled in ``XP`` (its parameter rows are set once by ``integrate``), every pairwise
+    tape run on it, its results added in order.  ``js``: the block's other particles."""
     n = pos.shape[0]
     for i in range(n):
         for d in range(3):
@@ -59,31 +65,50 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
         pairs = pairs or has[dim + c]
     if not pairs or n < 2:
         return
-    k = 0
     for i in range(n):
-        for j in range(n):
-            if i == j:
-                continue
+        j = 0
+        while j < n:
+            nb = 0  # the next block of i's pairs: the other particles js[:nb]
+            while j < n and nb < BLOCK:
+                if j != i:
+                    js[nb] = j
+                    nb += 1
+                j += 1
+            if nb == 0:
+                break
             for row in range(9):
                 if reads[row]:
-                    XP[row, k] = X[row, i]
-            r2 = 0.0
+                    value = X[row, i]
+                    for b in range(nb):
+                        XP[row, b] = value
             for d in range(3):
-                delta = (pos[j, d] - pos[i, d]) if d < dim else 0.0
-                XP[9 + d, k] = delta
-                r2 += delta * delta
-            XP[12, k] = np.sqrt(r2)
-            XP[13, k] = q[j]
-            XP[14, k] = m[j]
-            for p in range(params.size):
-                if reads[N_FIXED + p]:
-                    XP[N_FIXED + p, k] = params[p]
-            k += 1
-    for c in range(dim):
-        if has[dim + c]:
-            _run(ops, args, starts[dim + c], starts[dim + c + 1], XP, k, stack, pair_out, 0)
-            for p in range(k):
-                acc[p // (n - 1), c] += pair_out[p, 0]
+                if reads[9 + d]:
+                    if d < dim:
+                        for b in range(nb):
+                            XP[9 + d, b] = pos[js[b], d] - pos[i, d]
+                    else:
+                        for b in range(nb):
+                            XP[9 + d, b] = 0.0
+            if reads[12]:
+                for b in range(nb):
+                    r2 = 0.0
+                    for d in range(dim):
+                        delta = pos[js[b], d] - pos[i, d]
+                        r2 += delta * delta
+                    XP[12, b] = np.sqrt(r2)
+            if reads[13]:
+                for b in range(nb):
+                    XP[13, b] = q[js[b]]
+            if reads[14]:
+                for b in range(nb):
+                    XP[14, b] = m[js[b]]
+            for c in range(dim):
+                if has[dim + c]:
+                    run_tape(ops, args, starts[dim + c], starts[dim + c + 1], XP, 0, nb, stack)
+                    total = acc[i, c]
+                    for b in range(nb):
+                        total += stack[0, b]
+                    acc[i, c] = total
 
 
 @kernel
@@ -93,9 +118,12 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
     n = pos0.shape[0]
     n_rows = N_FIXED + params.size
     X = np.zeros((n_rows, max(n, 1)))
-    XP = np.zeros((n_rows, max(n * (n - 1), 1)))
+    XP = np.zeros((n_rows, BLOCK))
+    for k in range(params.size):
+        for b in range(BLOCK):
+            XP[N_FIXED + k, b] = params[k]
     stack = np.empty((depth + 1, BLOCK))
-    pair_out = np.empty((max(n * (n - 1), 1), 1))
+    js = np.empty(BLOCK, dtype=np.int64)
     pos, vel = pos0.copy(), vel0.copy()
     a1 = np.empty_like(pos)
     a2 = np.empty_like(pos)
@@ -110,37 +138,37 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
         for step in range(substeps):
             t = start + step * h
             if method == 0:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, a1)
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * vel[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a1[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               pair_out, a2)
+                               js, a2)
                 v2 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * v2[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a2[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               pair_out, a3)
+                               js, a3)
                 v3 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + h * v3[i, d]
                         v[i, d] = vel[i, d] + h * a3[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, pair_out, a4)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, js, a4)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h / 6.0 * (vel[i, d] + 2.0 * v2[i, d] + 2.0 * v3[i, d] + v[i, d])
                         vel[i, d] += h / 6.0 * (a1[i, d] + 2.0 * a2[i, d] + 2.0 * a3[i, d] + a4[i, d])
             else:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, pair_out, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, a1)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h * vel[i, d] + 0.5 * h * h * a1[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t + h, params, X, XP, stack,
-                               pair_out, a2)
+                               js, a2)
                 for i in range(n):
                     for d in range(dim):
                         vel[i, d] += 0.5 * h * (a1[i, d] + a2[i, d])

@@ -7,7 +7,8 @@ A ``Benchmark`` is
   benchmark's name too (the strata and the rates pick a benchmark's rows by it; a
   ``missing`` row keeps it) and whose ``task`` holds the benchmark's parsed task;
 - ``score_task(problem, rows, settings)``: the score rows of a batch of sweep rows of
-  one task (``row_of`` builds one); each row reads its submission with ``submission_text``;
+  one task (``row_of`` builds one, ``scored_rows`` a batch of them); each row reads its
+  submission with ``submission_text``;
 - ``columns``: its score columns (name -> Polars dtype), ``rates``: its summary rates
   as ``(name, label, expr, higher_is_better)`` and ``outcomes``: its binary per-attempt
   outcomes for pass@k as ``(name, label, column)``.  These three are declared where
@@ -22,6 +23,7 @@ This module loads neither SymEngine nor Numba.
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +32,8 @@ from fastscore.problems import Problem, ProblemError, ProblemFormat, Variable, t
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""
-_NOT_A_LAW = ("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission")
+_CELL = ("config", "run", "task")
+_NOT_A_LAW = frozenset(("phenomenal", "mechanism", "probes", "probe_replies", "probe_columns", "submission"))
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def submission_text(row: Mapping) -> str | None:
     """The submission of a benchmark row: the first of ``SUBMISSION_KEYS`` given."""
     for key in SUBMISSION_KEYS:
         value = row.get(key)
-        if value is not None and (not isinstance(value, str) or value.strip()):
+        if value is not None and (not isinstance(value, str) or (value and not value.isspace())):
             return value if isinstance(value, str) else str(value)
     return None
 
@@ -128,8 +131,8 @@ def judged_rows(rows: Sequence[Mapping],
                 attempt: Callable[[str], tuple[str | None, Mapping]]) -> list[tuple[Mapping, str, str | None, dict]]:
     """Each row of a batch with its (status, error, fields): ``attempt`` scores a
     submission's text into (error or None, fields), raising `BadInput` (a
-    ``parse_error``) or ``OverflowError`` (an ``eval_error``); repeats are scored once,
-    a row without a submission is a ``parse_error``."""
+    ``parse_error``) or ``OverflowError`` (an ``eval_error``); repeats are scored once
+    (and share their fields: read, not changed), a row without a submission is a ``parse_error``."""
     done: dict = {}
     out = []
     for row in rows:
@@ -140,10 +143,43 @@ def judged_rows(rows: Sequence[Mapping],
             else:
                 try:
                     error, fields = attempt(text)
-                    done[text] = ("ok", error, dict(fields))
+                    done[text] = ("ok", error, fields if type(fields) is dict else dict(fields))
                 except BadInput as failure:
                     done[text] = ("parse_error", str(failure), {})
                 except OverflowError as failure:
                     done[text] = ("eval_error", str(failure), {})
         out.append((row, *done[text]))
     return out
+
+
+def scored_rows(rows: Sequence[Mapping], base: Mapping,
+                attempt: Callable[[str], tuple[str | None, Mapping]]) -> list[dict]:
+    """``row_of(row, base, status, error, fields)`` of each of ``judged_rows(rows,
+    attempt)``: the same rows, the columns that rows of one result share merged once
+    (an ``attempt`` that returns one fields object for equal results saves the most).
+    The garbage collector is paused meanwhile: the batch's rows all stay alive, so its
+    collections (which grow with the rows) would free nothing."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        shared: dict = {}
+        out = []
+        for row, status, error, fields in judged_rows(rows, attempt):
+            key = (status, error, id(fields))  # fields stay alive for the loop: ids are not reused
+            known = shared.get(key)
+            if known is None:  # a template in row_of's order (a copy of it is cheap), the cell's keys it keeps
+                template = {"config": None, "run": None, "task": None, **base, "status": status, "error": error,
+                            **fields}
+                known = shared[key] = (template, [name for name in _CELL if name not in base and name not in fields])
+            template, cell = known
+            scored = template.copy()
+            for name in cell:
+                scored[name] = row[name]
+            for name, value in row.items():
+                if name not in scored and name not in _NOT_A_LAW:
+                    scored[name] = value
+            out.append(scored)
+        return out
+    finally:
+        if collecting:
+            gc.enable()

@@ -36,8 +36,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
-                                      yaml_format)
+from fastscore.benchmarks.base import Benchmark, BadInput, base_fields, scored_rows, task_problem, yaml_format
 from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
 
 NAME = "llema"
@@ -238,7 +237,7 @@ def score_task(problem, rows: Sequence[Mapping], settings) -> list[dict]:
         fields, reasons = score_attempt(problem.task, text, settings)
         return reasons, fields
 
-    return [row_of(row, base, status, error, fields) for row, status, error, fields in judged_rows(rows, attempt)]
+    return scored_rows(rows, base, attempt)
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("llema", NAME, _read_task), score_task, COLUMNS)
