@@ -28,7 +28,7 @@ from collections.abc import Callable
 import symengine as se
 
 from fastscore.caches import memoized
-from fastscore.canonical import count_nodes
+from fastscore.canonical import count_nodes, subexpressions
 from fastscore.literals import FLOAT_DIGITS, MAX_RESULT_DIGITS, fraction, number_bounds, power_digits
 from fastscore.tokens import Limits
 
@@ -88,16 +88,7 @@ def _finite(number: se.Basic) -> bool:
 def _powers(expr: se.Basic) -> tuple[se.Basic, ...]:
     """The distinct powers in ``expr`` (an equation side as parsed: bounded by the
     parser's ``Limits``)."""
-    found, seen, stack = [], set(), [expr]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if node.is_Pow:
-            found.append(node)
-        stack.extend(node.args)
-    return tuple(found)
+    return tuple(sorted(subexpressions(expr, se.Pow), key=str))
 
 
 def power_problem(side: se.Basic, replaced: Callable[[se.Basic], se.Basic], names: frozenset[str] | set[str],

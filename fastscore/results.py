@@ -40,7 +40,7 @@ import polars as pl
 
 from fastscore.runs import (HARNESS_COLUMNS, HARNESS_PROBE_COLUMNS, ExperimentNames, _entries, _flag, _folders, _read,
                             _seconds, harness_verdicts, submission_text)
-from fastscore.sweep import READ_ERROR, ROW_SCHEMA, TREE, SweepReader, register_sweep_reader
+from fastscore.sweep import READ_ERROR, ROW_SCHEMA, TREE, SweepReader, batched_frames, register_sweep_reader
 
 __all__ = ["RECORD_COLUMNS", "PROBE_RECORD_COLUMNS", "decide", "is_results_tree", "read_results", "record_row",
            "task_file_digests", "triage", "no_task_row", "n_mutations_of"]
@@ -369,14 +369,7 @@ _SCHEMA = {**ROW_SCHEMA, "probe_replies": pl.String, "probe_columns": pl.String,
 
 
 def _frames(root: Path, batch_size: int, options: Mapping) -> Iterator[pl.DataFrame]:
-    rows: list[dict] = []
-    for row in read_results(root, options.get("experiments")):
-        rows.append(row)
-        if len(rows) == batch_size:
-            yield pl.DataFrame(rows, schema=_SCHEMA)
-            rows = []
-    if rows:
-        yield pl.DataFrame(rows, schema=_SCHEMA)
+    return batched_frames(read_results(root, options.get("experiments")), batch_size, _SCHEMA)
 
 
 register_sweep_reader(SweepReader("MechBench results layer", is_results_tree, _frames,

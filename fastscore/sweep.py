@@ -367,14 +367,20 @@ def _tree_rows(root: Path) -> Iterator[dict]:
 
 
 def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
-    rows: list[dict] = []
-    for row in _tree_rows(root):
-        rows.append(row)
-        if len(rows) == batch_size:
-            yield pl.DataFrame(rows, schema=ROW_SCHEMA)
-            rows = []
-    if rows:
-        yield pl.DataFrame(rows, schema=ROW_SCHEMA)
+    return batched_frames(_tree_rows(root), batch_size, ROW_SCHEMA)
+
+
+def batched_frames(rows: Iterable[dict], batch_size: int, schema) -> Iterator[pl.DataFrame]:
+    """Rows as frames of ``batch_size`` rows (the last one shorter) with ``schema``: a
+    reader that yields rows one by one (a tree of files) uses it."""
+    batch: list[dict] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == batch_size:
+            yield pl.DataFrame(batch, schema=schema)
+            batch = []
+    if batch:
+        yield pl.DataFrame(batch, schema=schema)
 
 
 def _rebatch(frames: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
