@@ -36,9 +36,9 @@ VERDICTS = """
 import gc, json, random, sys
 sys.path.insert(0, {tree!r} + "/bench")
 import bench_verdicts as bv
-from fastscore.problems import load_problems
-from fastscore.reference import build_reference
-from fastscore.score import score_task
+from fastscore.problems.model import load_problems
+from fastscore.scoring.reference import build_reference
+from fastscore.scoring.task import score_task
 rng = random.Random(7)
 references = [build_reference(p) for p in load_problems({problems!r})]
 gc.freeze()
@@ -55,7 +55,7 @@ print(json.dumps(dict(value=statistics.median(c for c, _ in passes), passes=pass
 
 SWEEP = """
 import json, resource, shutil, tempfile, time
-from fastscore.run import score_sweep
+from fastscore.run.job import score_sweep
 out = tempfile.mkdtemp()
 started = time.perf_counter()
 score_sweep({problems!r}, {sweep!r}, out, executor="local", progress=False)
@@ -71,12 +71,12 @@ MECHBENCH = """
 import json, random, sys, time
 sys.path.insert(0, {tree!r} + "/bench")
 import bench_mechbench as bm
-from fastscore import caches
-from fastscore.collector import paused
-from fastscore.problems import load_problems
-from fastscore.reference import build_reference
-from fastscore.score import score_task
-from fastscore.warm import warm_up
+from fastscore.support import caches
+from fastscore.support.collector import paused
+from fastscore.problems.model import load_problems
+from fastscore.scoring.reference import build_reference
+from fastscore.scoring.task import score_task
+from fastscore.tapes.warm import warm_up
 problems = [p for p in load_problems({problems!r}) if p.format == "mechbench"]
 warm_up()
 references = {{p.task_id: build_reference(p) for p in problems}}

@@ -56,10 +56,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fastscore.compile import compile_tape  # noqa: E402
+from fastscore.tapes.compile import compile_tape  # noqa: E402
 from fastscore.kernels import evaluate  # noqa: E402
-from fastscore.parse import parse_equation, parse_expression  # noqa: E402
-from fastscore.protocol import DEFAULT_BUDGET  # noqa: E402
+from fastscore.text.parse import parse_equation, parse_expression  # noqa: E402
+from fastscore.service.protocol import DEFAULT_BUDGET  # noqa: E402
 
 TASKS = ROOT.parent / "shared" / "external" / "mechbench-tasks"
 MDBENCH_PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"

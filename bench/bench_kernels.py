@@ -27,7 +27,7 @@ import numba
 import numpy as np
 import symengine as se
 
-from fastscore.compile import compile_tape
+from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate, pack
 
 RESULTS = Path(__file__).parent / "results" / "kernels.md"
@@ -100,7 +100,7 @@ def _fresh_process_seconds(cache_dir: str) -> float:
     code = (
         "import time; t = time.perf_counter()\n"
         "import numpy as np, symengine as se\n"
-        "from fastscore.compile import compile_tape\n"
+        "from fastscore.tapes.compile import compile_tape\n"
         "from fastscore.kernels import evaluate\n"
         "evaluate(compile_tape(se.Symbol('x') + 1, ['x']), np.ones((1, 2)))\n"
         "print(time.perf_counter() - t)\n"

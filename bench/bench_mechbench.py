@@ -13,7 +13,7 @@ of unique submissions.
 
 fastscore: (1) ``solve_mechanism`` on each reference mechanism; (2) ``score_task`` on
 the planted submissions, end to end (solve, law verdict, probe verdicts, split metrics),
-all of them, again without the renamed and shuffled copies (which ``fastscore.copies``
+all of them, again without the renamed and shuffled copies (which ``fastscore.solve.copies``
 solves once a batch), and again with every block solved in its batch (none taken from
 the reference mechanism's own blocks, ``Reference.own_blocks``, solved at set-up),
 CPU seconds of this process, after a warm-up (one submission a task), caches emptied
@@ -45,15 +45,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
-from fastscore import caches  # noqa: E402
-from fastscore.answers import split_equations  # noqa: E402
-from fastscore.collector import paused  # noqa: E402
-from fastscore.parse import parse_equation  # noqa: E402
-from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import Reference, build_reference, solve_reference_mechanism  # noqa: E402
-from fastscore.score import score_task  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.text.answers import split_equations  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
+from fastscore.text.parse import parse_equation  # noqa: E402
+from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.scoring.reference import Reference, build_reference, solve_reference_mechanism  # noqa: E402
+from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
-from fastscore.warm import warm_up  # noqa: E402
+from fastscore.tapes.warm import warm_up  # noqa: E402
 from mechbench_study import study  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "external" / "mechbench-tasks"
@@ -122,7 +122,7 @@ def sympy_approach(problem, mechanism: str, reference_law, *, timeout: float) ->
 
 
 COPIES = ("renamed", "shuffled")
-"""The planted kinds that are copies of the task's own mechanism (``fastscore.copies``)."""
+"""The planted kinds that are copies of the task's own mechanism (``fastscore.solve.copies``)."""
 
 
 def _pass(references, batches) -> tuple[float, list]:
@@ -160,7 +160,7 @@ def main() -> int:
     problems = [p for folder in folders for p in load_problems(folder) if p.format == "mechbench"]
     warm_up()
     started = time.perf_counter()
-    with paused():  # as the executors do (fastscore.collector)
+    with paused():  # as the executors do (fastscore.support.collector)
         references = {p.task_id: build_reference(p) for p in problems}
         setup = time.perf_counter() - started
         for reference in references.values():  # its mechanism's blocks, which each batch starts from

@@ -36,12 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from fastscore import caches  # noqa: E402
-from fastscore.collector import paused  # noqa: E402
-from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference  # noqa: E402
-from fastscore.score import score_task  # noqa: E402
-from fastscore.warm import warm_up  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
+from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.scoring.reference import build_reference  # noqa: E402
+from fastscore.scoring.task import score_task  # noqa: E402
+from fastscore.tapes.warm import warm_up  # noqa: E402
 from mechbench_study import study  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "real.md"

@@ -8,11 +8,11 @@ experiments, two real task files).  The harness recorded, per attempt, how long 
 evaluation took (``evaluation_seconds``: solving the submitted mechanism, the law's
 verdicts on three splits, every probe's).  fastscore rescores the same attempts:
 
-- *end to end*: ``fastscore.run.score_sweep`` on the tree (reading the records, the
+- *end to end*: ``fastscore.run.job.score_sweep`` on the tree (reading the records, the
   reference and data of each task, scoring, writing every table), a fresh output
   folder each pass, the local executor, after a warm-up pass (Numba compiled, caches
   warm);
-- *scoring*: ``fastscore.score.score_task`` on the rows the reader gives, in this
+- *scoring*: ``fastscore.scoring.task.score_task`` on the rows the reader gives, in this
   process, references built beforehand (the part the harness's ``evaluation_seconds``
   measures), caches emptied before each pass.
 
@@ -37,14 +37,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests" / "data" / "mechbench-results"
 RESULTS = ROOT / "bench" / "results" / "results_layer.md"
 
-from fastscore import caches  # noqa: E402
-from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference  # noqa: E402
-from fastscore.results import read_results  # noqa: E402
-from fastscore.run import score_sweep  # noqa: E402
-from fastscore.score import score_task  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.scoring.reference import build_reference  # noqa: E402
+from fastscore.sweeps.results import read_results  # noqa: E402
+from fastscore.run.job import score_sweep  # noqa: E402
+from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
-from fastscore.sweep import READ_ERROR  # noqa: E402
+from fastscore.sweeps.read import READ_ERROR  # noqa: E402
 
 
 def harness_seconds(results: Path) -> list[float]:

@@ -1,7 +1,7 @@
 """Mechanism submissions solved per second: fastscore vs MDBench's approach.
 
 The 72 reference mechanisms, intermediates renamed (``h0, h1, ...``) and equations
-shuffled, are solved by ``fastscore.solve.solve_mechanism`` with 200 domain points
+shuffled, are solved by ``fastscore.solve.mechanism.solve_mechanism`` with 200 domain points
 (branch choice, numeric blocks), explicit and implicit mechanisms timed separately.
 For implicit ones the target's values at the 200 points (``Solution.values``) are
 included, as the baseline's per-sample root finding produces them.
@@ -29,11 +29,11 @@ import scipy.optimize
 import symengine as se
 import sympy
 
-from fastscore.collector import paused
-from fastscore.data import sample_inputs
-from fastscore.parse import parse_equation
-from fastscore.problems import load_problems
-from fastscore.solve import solve_mechanism
+from fastscore.support.collector import paused
+from fastscore.problems.splits import sample_inputs
+from fastscore.text.parse import parse_equation
+from fastscore.problems.model import load_problems
+from fastscore.solve.mechanism import solve_mechanism
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
@@ -85,7 +85,7 @@ def _fastscore(cases, repeat):
         target = problem.target.name
         best = float("inf")
         for _ in range(repeat):
-            with paused():  # as the executors do (fastscore.collector)
+            with paused():  # as the executors do (fastscore.support.collector)
                 started = time.perf_counter()
                 solution = solve_mechanism(equations, knowns=problem.known_names, target=target, points=points)
                 if not explicit:

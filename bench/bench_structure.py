@@ -11,7 +11,7 @@ phenomenal law as a one-equation mechanism (``law_only``); and the mechanism of 
 variant of the same family (``sibling``). The perturbed equation and the sibling are
 drawn with a fixed seed.
 
-Cost: every problem's batch is scored by ``fastscore.score.score_task`` (fresh memo)
+Cost: every problem's batch is scored by ``fastscore.scoring.task.score_task`` (fresh memo)
 with the structure columns, and with ``structure_fields`` replaced by one returning
 nulls, alternating, ``--repeat`` passes each; the reference side of the structure
 scores (graph, bags, values of the reference quantities) is prepared once per
@@ -41,14 +41,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-import fastscore.score as score_module
-import fastscore.structure_score as structure_score
-from fastscore.collector import paused
-from fastscore.problems import load_problems
-from fastscore.reference import build_reference
-from fastscore.score import ScoreMemo, score_task
+import fastscore.scoring.task as score_module
+import fastscore.scoring.structure as structure_score
+from fastscore.support.collector import paused
+from fastscore.problems.model import load_problems
+from fastscore.scoring.reference import build_reference
+from fastscore.scoring.task import ScoreMemo, score_task
 from fastscore.settings import DEFAULT_SETTINGS
-from fastscore.structure_score import STRUCTURE_COLUMNS, reference_structure
+from fastscore.scoring.structure import STRUCTURE_COLUMNS, reference_structure
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
@@ -140,7 +140,7 @@ def _pass(cases, structure: bool) -> tuple[float, list[dict]]:
         rows = []
         started = time.perf_counter()
         for reference, batch in cases:
-            with paused():  # as the executors do (fastscore.collector)
+            with paused():  # as the executors do (fastscore.support.collector)
                 scored, _ = score_task(reference, batch, memo=ScoreMemo())
             rows += scored
         return time.perf_counter() - started, rows

@@ -6,7 +6,7 @@ Run: ``python bench/bench_sweep.py --sizes 10000,100000 --executors local,ray``
 - Sweeps come from ``scripts/make_sweep.py`` over the 72 MDBench problems (planted
   truth, duplicate rate ``--duplicate-rate``, default 0.6), generated once per
   (size, seed, rate) into ``--workdir`` and reused.
-- Each (size, executor) case runs ``fastscore.run.score_sweep`` in a fresh Python
+- Each (size, executor) case runs ``fastscore.run.job.score_sweep`` in a fresh Python
   process, so compile/cache-load time, reference building and peak memory are
   those of one real run. Reported: wall time, submissions/s, unique submissions/s
   (distinct (task, phenomenal, mechanism, probes)), peak memory, machine load, and
@@ -139,7 +139,7 @@ def batch_unique(path: Path) -> int:
     import inspect
 
     import polars as pl
-    from fastscore.sweep import read_sweep
+    from fastscore.sweeps.read import read_sweep
 
     size = inspect.signature(read_sweep).parameters["batch_size"].default
     frame = pl.scan_parquet(path).select("task", "phenomenal", "mechanism", "probes").with_row_index()
@@ -169,7 +169,7 @@ def code_version() -> str:
 
 def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | None, problems: Path) -> dict:
     """Score ``sweep`` once in this process; the measurements as a dict."""
-    from fastscore.run import score_sweep
+    from fastscore.run.job import score_sweep
 
     version = code_version()
     shutil.rmtree(out, ignore_errors=True)  # score_sweep resumes from an earlier run's parts
@@ -198,7 +198,7 @@ def run_case(sweep: Path, info: dict, executor: str, out: Path, workers: int | N
 
 def run_profile(sweep: Path, out: Path, problems: Path, top: int = 25) -> str:
     """cProfile of an in-process run: the top functions by own time and by cumulative time."""
-    from fastscore.run import score_sweep
+    from fastscore.run.job import score_sweep
 
     profile = cProfile.Profile()
     profile.enable()

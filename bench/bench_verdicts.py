@@ -44,14 +44,14 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
-from fastscore import caches  # noqa: E402
-from fastscore.answers import read_expression  # noqa: E402
-from fastscore.collector import paused  # noqa: E402
-from fastscore.problems import load_problems  # noqa: E402
-from fastscore.reference import build_reference  # noqa: E402
-from fastscore.score import score_task  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.text.answers import read_expression  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
+from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.scoring.reference import build_reference  # noqa: E402
+from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
-from fastscore.tokens import ParseError  # noqa: E402
+from fastscore.text.tokens import ParseError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
@@ -411,7 +411,7 @@ def _report(args, *, n_unique, n_problems, seconds, all_seconds, checks, wall, r
         f"loading {n_problems} problems {load:.2f} s; building references (splits, domain points, "
         f"reference values, reference mechanisms) {build:.2f} s; a first `score_task` call on "
         f"one problem's submissions (Numba cache load of every kernel) {warm:.2f} s. Every pass "
-        "starts with fastscore's caches emptied (`fastscore.caches.clear()`) and each problem's own law "
+        "starts with fastscore's caches emptied (`fastscore.support.caches.clear()`) and each problem's own law "
         "scored once, untimed: a worker that knows its problems but has never seen these submissions.",
         "",
         "Verdicts of the generated submissions (sanity check; 'intended' is how the submission was "

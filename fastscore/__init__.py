@@ -3,7 +3,7 @@
 From Python, each command is one function call (heavy modules load on first use, so
 ``import fastscore`` and the CLI start fast):
 
-- ``score_sweep(problems, sweep, out, ...)``: ``fastscore score`` (``fastscore.run``);
+- ``score_sweep(problems, sweep, out, ...)``: ``fastscore score`` (``fastscore.run.job``);
   ``sweep`` may be rows in memory (a DataFrame, a list of dicts) and, without ``out``,
   the tables come back in memory;
 - ``load_problems(paths)``: the problem set (files and directories), in any registered format;
@@ -18,13 +18,13 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _HOMES = {
-    "score_sweep": "fastscore.run",
-    "load_problems": "fastscore.problems",
-    "read_sweep": "fastscore.sweep",
-    "write_splits": "fastscore.data",
-    "write_task_views": "fastscore.data",
-    "validate_problems": "fastscore.validate",
-    "write_report": "fastscore.report",
+    "score_sweep": "fastscore.run.job",
+    "load_problems": "fastscore.problems.model",
+    "read_sweep": "fastscore.sweeps.read",
+    "write_splits": "fastscore.problems.splits",
+    "write_task_views": "fastscore.problems.splits",
+    "validate_problems": "fastscore.scoring.validate",
+    "write_report": "fastscore.report.document",
     "Settings": "fastscore.settings",
 }
 __all__ = list(_HOMES)

@@ -14,11 +14,12 @@ import threading
 from pathlib import Path
 from typing import get_args
 
-from fastscore import __version__, extras
-from fastscore.bundled_data import resolve
-from fastscore.data import Layout
-from fastscore.executors import ExecutorName
-from fastscore.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
+from fastscore import __version__
+from fastscore.support import extras
+from fastscore.problems.bundled import resolve
+from fastscore.problems.splits import Layout
+from fastscore.run.executors import ExecutorName
+from fastscore.service.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings, out_of_range, scalar_settings
 
 EXIT_USAGE = 2
@@ -175,7 +176,7 @@ def _add_examples(commands) -> None:
 
 def _problems(paths: list[Path]):
     """The --problems paths as the library takes them: one path, or a list of several
-    (a name that is no path here names a bundled set: ``fastscore.bundled_data``)."""
+    (a name that is no path here names a bundled set: ``fastscore.problems.bundled``)."""
     paths = [resolve(path) for path in paths]
     return paths[0] if len(paths) == 1 else paths
 
@@ -224,10 +225,10 @@ def _settings(args, names) -> Settings:
 def _score(args) -> int:
     import polars as pl
 
-    from fastscore.problems import read_task_list
-    from fastscore.run import score_sweep
-    from fastscore.runs import ExperimentNames
-    from fastscore.tables import OUTPUT, shown_rates
+    from fastscore.problems.model import read_task_list
+    from fastscore.run.job import score_sweep
+    from fastscore.sweeps.mechbench_runs import ExperimentNames
+    from fastscore.outputs.tables import OUTPUT, shown_rates
     settings = _settings(args, [s.name for s in scalar_settings()])
     if args.tasks is not None and not args.tasks.is_file():
         raise ValueError(f"--tasks {args.tasks}: file not found")
@@ -244,14 +245,14 @@ def _score(args) -> int:
 
 
 def _data(args) -> int:
-    from fastscore.data import write_splits
+    from fastscore.problems.splits import write_splits
     count = write_splits(_problems(args.problems), args.out, settings=_settings(args, _SPLIT_SETTINGS))
     print(f"wrote {count} split files to {args.out}")
     return 0
 
 
 def _prepare(args) -> int:
-    from fastscore.data import write_task_views
+    from fastscore.problems.splits import write_task_views
     if not args.force and args.out.is_dir() and any(args.out.iterdir()):
         raise ValueError(f"--out {args.out} is not empty; choose another folder or add --force")
     count = write_task_views(_problems(args.problems), args.out, layout=args.layout, save_answer=args.save_answer,
@@ -261,8 +262,8 @@ def _prepare(args) -> int:
 
 
 def _validate(args) -> int:
-    from fastscore.problems import load_problems
-    from fastscore.validate import validate_problems
+    from fastscore.problems.model import load_problems
+    from fastscore.scoring.validate import validate_problems
     failed, tasks, warnings = set(), set(), 0
     for finding in validate_problems(load_problems(_problems(args.problems))):
         tasks.add(finding.task)
@@ -279,14 +280,14 @@ def _validate(args) -> int:
 
 def _report(args) -> int:
     extras.require("report")
-    from fastscore.report import write_report
+    from fastscore.report.document import write_report
     path = write_report(args.directory, out=args.out, baseline=args.baseline)
     print(f"wrote {path}, {path.with_name('report.html')} and figures in {path.parent}")
     return 0
 
 
 def _graph(args) -> int:
-    from fastscore.graph_task import draw_task
+    from fastscore.report.task_graph import draw_task
     path = draw_task(_problems(args.problems), args.task, args.out, sweep=args.sweep, config=args.config, run=args.run,
                      engine=args.engine)
     print(f"wrote {path}")
@@ -296,14 +297,14 @@ def _graph(args) -> int:
 def _feedback(args) -> int:
     import json
 
-    from fastscore.collector import paused
-    from fastscore.feedback import feedback
-    from fastscore.protocol import EXTRAS
-    from fastscore.public import load_task
+    from fastscore.support.collector import paused
+    from fastscore.service.feedback import feedback
+    from fastscore.service.protocol import EXTRAS
+    from fastscore.service.public import load_task
     task = load_task(args.task)
     submission = args.submission.read_bytes()
     try:
-        with paused():  # as in the service's workers (fastscore.workers)
+        with paused():  # as in the service's workers (fastscore.service.workers)
             answer = feedback(task, submission, budget=args.budget)
     except Exception as error:  # noqa: BLE001 - as in the service: a bad submission is an answer
         answer = {"ok": False, "error": f"internal error: {error}".splitlines()[0], "error_type": type(error).__name__}
@@ -328,12 +329,12 @@ def _feedback(args) -> int:
 def _serve(args) -> int:
     import asyncio
 
-    from fastscore.workers import start_fork_server
+    from fastscore.service.workers import start_fork_server
     if args.workers < 1 or args.budget <= 0 or args.cache_size < 1:
         raise ValueError("--workers and --cache-size must be at least 1 and --budget positive")
     extras.require("serve")
     start_fork_server()  # warms up while the rest loads
-    from fastscore.serve import load_task_folders, serve
+    from fastscore.service.app import load_task_folders, serve
     tasks = load_task_folders(args.tasks) if args.tasks is not None else None
     asyncio.run(serve(args.host, args.port, workers=args.workers, budget=args.budget,
                       cache_size=args.cache_size, tasks=tasks))

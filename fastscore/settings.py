@@ -4,13 +4,13 @@ Each setting is one field of ``Settings`` with its default, its allowed range an
 help text (the field's metadata); the CLI offers each scalar setting as a flag of the
 same name (``n_points`` -> ``--n-points``), and every run writes the values to
 ``meta.json``.  ``limits`` (the parser's bounds on one submission,
-``fastscore.tokens.Limits``) is set from Python only."""
+``fastscore.text.tokens.Limits``) is set from Python only."""
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from fastscore.tokens import DEFAULT_LIMITS, Limits
+from fastscore.text.tokens import DEFAULT_LIMITS, Limits
 
 __all__ = ["DEFAULT_SETTINGS", "Settings", "out_of_range", "scalar_settings"]
 
@@ -92,7 +92,7 @@ class Settings:
         """Reject a setting that would make every verdict meaningless (``rtol`` of -1
         or NaN makes every correct answer ``different``): ValueError, one line."""
         if not isinstance(self.limits, Limits):
-            raise ValueError(f"setting limits must be a fastscore.tokens.Limits, got {self.limits!r}")
+            raise ValueError(f"setting limits must be a fastscore.text.tokens.Limits, got {self.limits!r}")
         for setting in scalar_settings():
             if (problem := out_of_range(setting, getattr(self, setting.name))) is not None:
                 raise ValueError(f"setting {setting.name} {problem}")

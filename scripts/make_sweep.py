@@ -86,11 +86,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import symengine as se
 
-from fastscore.answers import split_equations
-from fastscore.collector import paused
-from fastscore.parse import parse_equation, parse_expression, symbol
-from fastscore.problems import Problem, load_problems
-from fastscore.solve import SolveError, solve_mechanism
+from fastscore.text.answers import split_equations
+from fastscore.support.collector import paused
+from fastscore.text.parse import parse_equation, parse_expression, symbol
+from fastscore.problems.model import Problem, load_problems
+from fastscore.solve.mechanism import SolveError, solve_mechanism
 
 __all__ = ["Submission", "SweepStats", "DifferenceCheck", "KIND_WEIGHTS", "grid_shape", "make_submission", "generate_rows",
            "write_sweep", "main"]
@@ -354,7 +354,7 @@ class DifferenceCheck:
     A mutation can be invisible: dropping ``- w**2*r**3`` from ``G*M - w**2*r**3`` changes
     nothing when ``w**2*r**3`` is 1e-27 of ``G*M`` on the whole domain, and fastscore
     rightly calls the two equivalent (within rtol). So each mutated text is evaluated
-    (parsed by ``fastscore.parse``, evaluated by SymEngine, not by fastscore's scorer) at
+    (parsed by ``fastscore.text.parse``, evaluated by SymEngine, not by fastscore's scorer) at
     ``POINTS`` points drawn over every input's whole range ``[min, max)``, and kept only
     if it differs by more than ``RTOL`` (100 times fastscore's default rtol) or in being
     defined at ``SHARE`` of them at least. Results are cached per (task, text)."""
@@ -412,7 +412,7 @@ class DifferenceCheck:
         self._values(problem, split_law(problem.law)[1])  # draws the points
         columns = self._points[problem.task_id]
         points = {v.name: columns[:, i] for i, v in enumerate(problem.observed)}
-        with paused():  # as the executors do (fastscore.collector)
+        with paused():  # as the executors do (fastscore.support.collector)
             solution = solve_mechanism(equations, knowns=problem.known_names, target=problem.target.name,
                                        points=points, budget=10.0)
         return np.asarray(solution.values([problem.target.name], points)[problem.target.name], dtype=float)

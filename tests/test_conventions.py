@@ -12,8 +12,8 @@ import pytest
 
 from fastscore.cli import _parser, main
 from fastscore.cli_examples import EXAMPLES
-from fastscore.problems import digest_problems, load_problems
-from fastscore.run import score_sweep
+from fastscore.problems.model import digest_problems, load_problems
+from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems" / "example"

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from fastscore.cli import main
-from fastscore.run import score_sweep
+from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems" / "example"
@@ -185,7 +185,7 @@ def test_strict_passes_a_clean_sweep_and_rows_outside_a_task_selection(tmp_path,
 
 
 def test_unknown_task_warning_names_the_most_frequent_first():
-    from fastscore.run import unknown_task_warning
+    from fastscore.run.job import unknown_task_warning
     assert unknown_task_warning({}) is None
     line = unknown_task_warning({"b": 1, "a": 5, "c": 2, "d": 1})
     assert line == "9 sweep row(s) name 4 task(s) not in the problem set ('a', 'c', 'b' and 1 more): " \
@@ -228,9 +228,9 @@ def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path):
 
 
 def test_cli_data_writes_the_splits_scoring_uses(tmp_path):
-    from fastscore.data import read_npz
-    from fastscore.problems import load_problems
-    from fastscore.reference import build_reference
+    from fastscore.problems.splits import read_npz
+    from fastscore.problems.model import load_problems
+    from fastscore.scoring.reference import build_reference
     assert main(["data", "--problems", str(PROBLEMS), "--out", str(tmp_path)]) == 0
     problem = next(p for p in load_problems(PROBLEMS) if p.task_id == "michaelis-menten-rate")
     written = read_npz(tmp_path / "michaelis-menten-rate.npz")

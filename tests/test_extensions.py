@@ -9,15 +9,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore import problems as problem_registry
-from fastscore import sweep as sweep_registry
-from fastscore.problems import (Equation, Problem, ProblemFormat, Sampling, Variable, load_problems,
+from fastscore.problems import model as problem_registry
+from fastscore.sweeps import read as sweep_registry
+from fastscore.problems.model import (Equation, Problem, ProblemFormat, Sampling, Variable, load_problems,
                                 register_problem_format)
-from fastscore import tables
-from fastscore.run import score_sweep
-from fastscore.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer
+from fastscore.outputs import tables
+from fastscore.run.job import score_sweep
+from fastscore.scoring.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer
 from fastscore.settings import Settings
-from fastscore.sweep import SweepReader, approximate_rows, read_sweep, register_sweep_reader
+from fastscore.sweeps.read import SweepReader, approximate_rows, read_sweep, register_sweep_reader
 
 SMALL = Settings(n_samples=64, n_points=64)
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from external import MDBENCH as EXTERNAL, requires_mdbench
+from tests.support.external import MDBENCH as EXTERNAL, requires_mdbench
 
-from fastscore.problems import load_problems
-from fastscore.run import score_sweep
+from fastscore.problems.model import load_problems
+from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "problems" / "example"

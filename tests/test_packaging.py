@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import fastscore
-from fastscore import bundled_data, extras
+from fastscore.problems import bundled as bundled_data
+from fastscore.support import extras
 from fastscore.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def test_bundled_sets_are_found_from_anywhere(monkeypatch, tmp_path, capsys):
 
 
 def test_auto_scores_a_large_sweep_locally_without_ray(monkeypatch, tmp_path):
-    from fastscore import run
+    from fastscore.run import job as run
     from fastscore.settings import Settings
     monkeypatch.setitem(sys.modules, "ray", None)
     by_task = {p.task_id: p for p in fastscore.load_problems(ROOT / "problems" / "example")}

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from fastscore.cli import _parser
-from fastscore.problems import load_problems
-from fastscore.reference import build_reference
-from fastscore.score import score_task
+from fastscore.problems.model import load_problems
+from fastscore.scoring.reference import build_reference
+from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS, Settings, scalar_settings
-from fastscore.tokens import Limits
+from fastscore.text.tokens import Limits
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
 TASK = "michaelis-menten-rate"

@@ -2,7 +2,7 @@
 graph, a materials screen, held-out trajectories) scored in the same sweep.
 
 A ``Benchmark`` is
-- a problem format (``fastscore.problems.ProblemFormat``): its task files become
+- a problem format (``fastscore.problems.model.ProblemFormat``): its task files become
   ``Problem``s whose ``format`` is the benchmark's name, whose ``domain`` is the
   benchmark's name too (the strata and the rates pick a benchmark's rows by it; a
   ``missing`` row keeps it) and whose ``task`` holds the benchmark's parsed task;
@@ -12,11 +12,11 @@ A ``Benchmark`` is
 - ``columns``: its score columns (name -> Polars dtype), ``rates``: its summary rates
   as ``(name, label, expr, higher_is_better)`` and ``outcomes``: its binary per-attempt
   outcomes for pass@k as ``(name, label, column)``.  These three are declared where
-  ``fastscore.tables`` and ``fastscore.passk`` read them without loading a scorer
+  ``fastscore.outputs.tables`` and ``fastscore.outputs.passk`` read them without loading a scorer
   (``fastscore.benchmarks.declared``).
 
 The executors score a benchmark's task with its ``score_task`` in place of the law
-pipeline (``fastscore.executors.base``): no reference is built.  Bad input is a row
+pipeline (``fastscore.run.executors.base``): no reference is built.  Bad input is a row
 with ``status`` ``parse_error`` and the reason in ``error``; the sweep goes on.
 
 This module loads neither SymEngine nor Numba.
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastscore.problems import Problem, ProblemError, ProblemFormat, Variable, task_id_of
+from fastscore.problems.model import Problem, ProblemError, ProblemFormat, Variable, task_id_of
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""
@@ -51,7 +51,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 def register_benchmark(benchmark: Benchmark) -> None:
     """Add a benchmark and its problem format (asked before those registered earlier)."""
-    from fastscore.problems import register_problem_format
+    from fastscore.problems.model import register_problem_format
     if benchmark.name in BENCHMARKS:
         raise ValueError(f"benchmark {benchmark.name!r} is taken")
     BENCHMARKS[benchmark.name] = benchmark

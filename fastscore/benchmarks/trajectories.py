@@ -12,7 +12,7 @@ A submission (an attempt) is one of
   shape particles x times x dim, every value finite;
 - a law of motion: JSON ``{"acceleration": {"x": ..., "y": ...}, "pairwise": {...},
   "parameters": {name: number}}``, or text lines ``ax = ...``, ``pair_ax = ...``:
-  formulas in fastscore's grammar (``fastscore.parse``) of the particle's ``x, y, z,
+  formulas in fastscore's grammar (``fastscore.text.parse``) of the particle's ``x, y, z,
   vx, vy, vz, q, m, t`` and the parameters; a ``pairwise`` formula also of ``dx, dy,
   dz`` (the other particle's position minus this one's), ``r``, ``q_j``, ``m_j`` and is
   summed over the other particles.  It is integrated from the initial state with a
@@ -109,13 +109,13 @@ def _law_lines(text: str, dim: int) -> dict:
 def compile_law(formulas: Mapping[str, str], parameters: Mapping, dim: int, limits):
     """Parse and compile a law: (ops, args, starts, depth, has, rows the pairwise tapes
     read, parameter values); raises BadInput."""
-    from fastscore.compile import UnsupportedExpression, compile_tape
-    from fastscore.functions import CONSTANTS, FUNCTION_TABLE
+    from fastscore.tapes.compile import UnsupportedExpression, compile_tape
+    from fastscore.text.functions import CONSTANTS, FUNCTION_TABLE
     from fastscore.kernels.motion import MOTION_VARIABLES
     from fastscore.kernels import opcodes
     from fastscore.kernels.tape import pack
-    from fastscore.parse import parse_expression
-    from fastscore.tokens import ParseError
+    from fastscore.text.parse import parse_expression
+    from fastscore.text.tokens import ParseError
     names = []
     for name, value in parameters.items():
         if not isinstance(name, str) or not name.isidentifier() or name in MOTION_VARIABLES \

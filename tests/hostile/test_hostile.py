@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastscore.cli import main
-from fastscore.run import score_sweep
+from fastscore.run.job import score_sweep
 from fastscore.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,7 +139,7 @@ def _tree(root: Path, outside: Path) -> Path:
 
 def test_a_directory_sweep_reads_only_regular_files_inside_the_tree(tmp_path):
     tree = _tree(tmp_path / "tree", tmp_path / "outside")
-    script = (f"from fastscore.run import score_sweep\n"
+    script = (f"from fastscore.run.job import score_sweep\n"
               f"score_sweep({str(PROBLEMS)!r}, {str(tree)!r}, {str(tmp_path / 'out')!r}, executor='local', "
               "progress=False)\n")
     result = _child(script)
@@ -208,7 +208,7 @@ def test_an_unreachable_ray_address_fails_within_seconds(tmp_path):
 # ---------------------------------------------------------------- the output directory
 
 def test_a_second_run_on_the_same_out_is_refused_while_the_first_runs(capsys, tmp_path):
-    from fastscore.run import _locked
+    from fastscore.run.job import _locked
     out = tmp_path / "out"
     with _locked(out):  # as a first run holds it
         code, err = _score(capsys, INPUTS / "null-config.jsonl", out)
@@ -273,7 +273,7 @@ def test_ctrl_c_on_the_command_gives_one_line_and_exit_130_and_the_rerun_resumes
 
 
 def test_ctrl_c_gives_one_line_and_exit_130_and_the_rerun_resumes(capsys, tmp_path, monkeypatch):
-    from fastscore.parts import PartStore
+    from fastscore.run.parts import PartStore
     out = tmp_path / "out"
     original = PartStore.add
 
@@ -305,8 +305,8 @@ def test_a_constant_beyond_float64_is_a_parse_error(tmp_path):
 def test_the_report_shows_any_config_name_and_26_configs_legibly(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
-    from fastscore import tables
-    from fastscore.report import DOMAIN_FIGURE, MUTATION_FIGURE, write_report
+    from fastscore.outputs import tables
+    from fastscore.report.document import DOMAIN_FIGURE, MUTATION_FIGURE, write_report
     names = ["task", r"$\frac{$", "_hidden"] + [f"cfg-{i:02d}" for i in range(23)]
     rows = [{"config": name, "run": run, "task": f"t{i}", "domain": ("physics", "biology")[i % 2],
              "n_mutations": i % 3, "status": "ok", "p_equivalent": (i + run + k) % 3 > 0, "m_correct": i % 2 == 0,
@@ -338,7 +338,7 @@ def _rows_of(name: str, tmp_path: Path, *, row_timeout: float | None = None) -> 
     """Score a corpus sweep in a child (local executor, optionally a shorter row
     budget); its rows of the task by their ``finding``."""
     settings = "Settings()" if row_timeout is None else f"Settings(row_timeout={row_timeout})"
-    script = ("from fastscore.run import score_sweep\nfrom fastscore.settings import Settings\n"
+    script = ("from fastscore.run.job import score_sweep\nfrom fastscore.settings import Settings\n"
               f"score_sweep({str(PROBLEMS)!r}, {str(INPUTS / name)!r}, {str(tmp_path / name)!r}, "
               f"executor='local', progress=False, settings={settings})\n")
     result = _child(script, memory=16 << 30)

@@ -1,0 +1,215 @@
+"""Ray executor: the same ``score_task`` on a pool of Ray actors.
+
+- Work travels in batches of up to ``Settings.batch_rows`` submissions of one task (never one
+  Ray task per submission); the problem set travels once through the object store.
+- Each task has a home worker (a stable hash), which takes its batches when it has
+  room, so each worker's memo of scored texts sees the repeats of its tasks; an idle
+  worker takes any pending batch.
+- Each actor keeps its references (law, probes, splits, points) and Numba's compiled
+  kernels for its whole life.
+- At most two batches are in flight per actor and four per actor wait in the driver,
+  so the driver holds a bounded amount of work whatever the sweep's size.
+- Isolation: a batch whose actor dies (crash, out of memory, killed) is split into
+  single submissions, each retried on a fresh actor; one that kills its actor again
+  becomes an ``eval_error`` row.  A batch that runs past its time limit has its actor
+  killed the same way; a single submission past ``row_timeout`` becomes a ``timeout``
+  row.  No row is lost and the rest of the run goes on.
+- Limits count a batch's own work: an actor runs its batches in the order sent, so a
+  batch's clock starts when the one before it on that actor is seen to end (or when
+  it is sent to an idle actor), never while it waits.  Only the batch an actor was
+  running is charged with the actor's death; the batch queued behind it is sent again
+  as it was.  Rows the executor failed carry no ``submission_sha``: resumed runs score
+  them again.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import ray
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.run.executors.local import DIED, Batch, batches, failed, timeout_error
+from fastscore.problems.model import Problem
+from fastscore.scoring.task import score_task
+from fastscore.settings import Settings
+from fastscore.outputs.tables import Status
+
+IN_FLIGHT_PER_WORKER = 2
+LOOKAHEAD_PER_WORKER = 4
+CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
+
+
+@ray.remote(num_cpus=1)
+class _Worker:
+    """A long-lived scorer: references and compiled kernels stay warm between batches."""
+
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
+        self._references = ReferenceCache(problems, settings)
+        self._settings = settings
+
+    def score(self, units: Sequence[WorkUnit]) -> list[Result]:
+        return list(score_units(units, self._references, self._settings, score_task))
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+@dataclass
+class _Flight:
+    """A batch sent to actor ``index``; ``started``: when it began to run there (None
+    while it waits behind another batch)."""
+
+    index: int
+    actor: object
+    batch: Batch
+    started: float | None
+
+
+class RayExecutor:
+    """Runs ``fastscore.scoring.task.score_task`` on Ray actors (see module doc)."""
+
+    name = "ray"
+
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, *, address: str | None = None,
+                 workers: int | None = None):
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray and address not in (None, "auto", "local"):
+            _check_reachable(address)
+        if self._started_ray:
+            ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
+                     include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        available = int(ray.available_resources().get("CPU", 1))
+        self._n = max(1, min(workers or available, available))
+        self._problems = dict(problems)
+        self._store = ray.put(self._problems)
+        self._settings = settings
+        self._batch_rows, self._row_timeout = settings.batch_rows, settings.row_timeout
+        self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
+        self._actors = [self._new_actor() for _ in range(self._n)]
+
+    def _new_actor(self):
+        return _Worker.remote(self._store, self._settings)
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the current actors (for operators and tests)."""
+        return ray.get([actor.pid.remote() for actor in self._actors])
+
+    def map(self, units: Iterable[WorkUnit]) -> Iterator[Result]:
+        """Results of the units, as they complete."""
+        fresh = batches(units, self._batch_rows)
+        retries: deque[Batch] = deque()
+        pending: list[Batch] = []
+        in_flight: dict = {}  # ref -> _Flight
+        load = [0] * self._n
+        while True:
+            while len(pending) < LOOKAHEAD_PER_WORKER * self._n:
+                batch = next(fresh, None)
+                if batch is None:
+                    break
+                pending.append(batch)
+            for index in range(self._n):
+                while load[index] < IN_FLIGHT_PER_WORKER and (retries or pending):
+                    batch = retries.popleft() if retries else pending.pop(self._choose(pending, index))
+                    actor = self._actors[index]
+                    started = time.monotonic() if load[index] == 0 else None
+                    in_flight[actor.score.remote(batch.units)] = _Flight(index, actor, batch, started)
+                    load[index] += 1
+            if not in_flight:
+                return
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+            for ref in ready:
+                flight = in_flight.pop(ref)
+                load[flight.index] -= 1
+                try:
+                    results = ray.get(ref)
+                except (RayActorError, GetTimeoutError):
+                    self._replace(flight.index, flight.actor)
+                    if flight.started is None:  # it waited behind the batch that killed the actor
+                        retries.append(flight.batch)
+                    else:
+                        yield from self._failed(flight.batch, retries, "eval_error", DIED)
+                    continue
+                except RayTaskError as error:  # the actor lives on
+                    self._start_next(in_flight, flight.actor)
+                    yield from self._failed(flight.batch, retries, "eval_error",
+                                            f"scoring raised {str(error).splitlines()[-1][:200]}")
+                    continue
+                self._start_next(in_flight, flight.actor)
+                yield from results
+            self._enforce_time_limits(in_flight)
+
+    @staticmethod
+    def _start_next(in_flight: dict, actor) -> None:
+        """The actor's next batch starts now that its previous one has ended."""
+        for flight in in_flight.values():
+            if flight.actor is actor and flight.started is None:
+                flight.started = time.monotonic()
+                return
+
+    def _choose(self, pending: list[Batch], index: int) -> int:
+        """The first pending batch whose task belongs to worker ``index`` (so each
+        worker's memo sees every repeat of its tasks), else the first one."""
+        for position, batch in enumerate(pending):
+            if _home(batch.units[0][0], self._n) == index:
+                return position
+        return 0
+
+    def _enforce_time_limits(self, in_flight: dict) -> None:
+        now = time.monotonic()
+        for flight in list(in_flight.values()):
+            if flight.started is not None and now - flight.started > flight.batch.limit(self._row_timeout) \
+                    and self._actors[flight.index] is flight.actor:
+                ray.kill(flight.actor)  # its batches now fail with RayActorError and are retried
+                self._timed_out.add(id(flight.batch))
+
+    def _replace(self, index: int, actor) -> None:
+        if self._actors[index] is actor:
+            ray.kill(actor)
+            self._actors[index] = self._new_actor()
+
+    def _failed(self, batch: Batch, retries: deque, status: Status, error: str) -> Iterator[Result]:
+        """Split a failed batch into single submissions to retry; a single submission
+        that failed on its own becomes a row with ``status``."""
+        if not batch.single:
+            retries.extend(batch.singles())
+            return
+        if id(batch) in self._timed_out:
+            status, error = "timeout", timeout_error(self._row_timeout)
+        yield failed(batch, self._problems, status, error)
+
+    def close(self) -> None:
+        """Stop the actors, and Ray itself when this executor started it."""
+        for actor in self._actors:
+            ray.kill(actor)
+        if self._started_ray:
+            ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Raise ValueError (one line) unless something accepts a TCP connection at a Ray
+    address (``host:port``, ``ray://host:port``) within ``CONNECT_SECONDS``: Ray itself
+    would wait for minutes."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        host, port = address.removeprefix("ray://"), "10001" if address.startswith("ray://") else "6379"
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except OSError as exc:
+        reason = ("connection refused" if isinstance(exc, ConnectionRefusedError) else
+                  "no answer" if isinstance(exc, TimeoutError) or exc.errno == errno.ETIMEDOUT else
+                  exc.strerror or str(exc))
+        raise ValueError(f"cannot reach a Ray cluster at {address}: {reason}") from None
+
+
+def _home(task: str, n: int) -> int:
+    """The worker a task prefers: stable across runs and processes."""
+    return int.from_bytes(hashlib.blake2b(task.encode(), digest_size=4).digest(), "big") % n

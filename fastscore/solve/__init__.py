@@ -1,0 +1,8 @@
+"""Mechanism elimination: equations -> explicit steps, implicit blocks and the law they
+imply (``mechanism``), with the block structure (``blocks``), closed forms of one unknown
+(``closed_forms``), exact linear elimination (``linear``), copies of one mechanism
+(``copies``) and the size bounds on what the solver builds (``growth``).
+
+May import: ``fastscore.support``, ``fastscore.text``, ``fastscore.kernels``,
+``fastscore.tapes``, ``fastscore.algebra``, ``fastscore.settings``.
+"""

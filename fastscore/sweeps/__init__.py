@@ -1,0 +1,7 @@
+"""Sweeps in: every format a study's submissions come in, read as batches of normalised
+rows.  The reader registry and the file formats (``read``), MechBench's run folders
+(``mechbench_runs``), its published results layer (``results``) and PySR's hall-of-fame
+files (``pysr``).
+
+May import: ``fastscore.support``, ``fastscore.problems``.
+"""

@@ -1,0 +1,110 @@
+"""The Ray executor gives the in-process executor's tables and loses no row when a
+worker dies mid-run."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from fastscore.run.executors.local import LocalExecutor  # noqa: E402
+from fastscore.run.executors.ray import RayExecutor  # noqa: E402
+from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.run.job import _Tally, _units, score_sweep  # noqa: E402
+from fastscore.settings import DEFAULT_SETTINGS, Settings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBLEMS = ROOT / "problems" / "example"
+SWEEP = ROOT / "problems" / "example-sweep.jsonl"
+TIMINGS = ["parse_solve_seconds"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def test_ray_and_local_executors_write_identical_tables(tmp_path):
+    score_sweep(PROBLEMS, SWEEP, tmp_path / "local", executor="local", progress=False)
+    score_sweep(PROBLEMS, SWEEP, tmp_path / "ray", executor="ray", workers=2, progress=False)
+    for table in ("scores", "probes", "summary", "strata"):
+        local = pl.read_parquet(tmp_path / "local" / f"{table}.parquet")
+        remote = pl.read_parquet(tmp_path / "ray" / f"{table}.parquet")
+        if table == "scores":
+            local, remote = local.drop(TIMINGS), remote.drop(TIMINGS)
+        assert remote.equals(local), table
+
+
+def _verdicts(results) -> dict:
+    return {(r["config"], r["run"], r["task"]): (r["status"], r["p_verdict"], r["m_correct"])
+            for scores, _ in results for r in scores}
+
+
+def test_killing_a_worker_mid_run_loses_no_row():
+    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+    units = list(_units(SWEEP, problems, _Tally(), {}))
+    local = LocalExecutor(problems, DEFAULT_SETTINGS)
+    try:
+        expected = _verdicts(local.map(units))
+    finally:
+        local.close()
+    executor = RayExecutor(problems, Settings(batch_rows=1), workers=2)
+    try:
+        results = executor.map(units)
+        first = [next(results)]
+        os.kill(executor.worker_pids()[0], signal.SIGKILL)
+        rest = list(results)
+    finally:
+        executor.close()
+    rows = [r for scores, _ in first + rest for r in scores]
+    assert len(rows) == len(expected)  # every row exactly once
+    assert _verdicts(first + rest) == expected  # retried rows scored as if nothing happened
+
+
+class _Slow(str):
+    """A phenomenal text that takes ``seconds`` to read in ``score_task`` (read twice
+    there), or kills its worker (``seconds`` < 0)."""
+
+    def __new__(cls, text: str, seconds: float):
+        value = super().__new__(cls, text)
+        value.seconds = seconds
+        return value
+
+    def __reduce__(self):
+        return _Slow, (str.__str__(self), self.seconds)
+
+    def __str__(self):
+        if self.seconds < 0:
+            os._exit(1)
+        time.sleep(self.seconds)
+        return str.__str__(self)
+
+
+def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a_death():
+    """A killer row, then two slow correct rows (7 s and 5 s of their own, limit 10 s, so
+    that a replacement actor's start on a busy machine is not mistaken for the killer's
+    own time):
+    retried one at a time, each waits behind another; before, the wait counted (one of
+    them became ``timeout``) and a row queued behind the killer was charged with the
+    death."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+    law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
+    rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
+             "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 3.5, 2.5])]
+    executor = RayExecutor(problems, Settings(row_timeout=10.0, batch_rows=3), workers=1)
+    try:
+        scores = {r["run"]: r for batch, _ in executor.map([("michaelis-menten-rate", rows)]) for r in batch}
+    finally:
+        executor.close()
+    assert (scores[0]["status"], scores[0]["error"]) == ("eval_error", "the worker died while scoring this submission")
+    assert [scores[run]["status"] for run in (1, 2)] == ["ok", "ok"]
+    assert scores[0]["submission_sha"] is None and [scores[run]["submission_sha"] for run in (1, 2)] == ["sha1", "sha2"]
