@@ -245,14 +245,14 @@ def _score(args) -> int:
 
 
 def _data(args) -> int:
-    from fastscore.problems.splits import write_splits
+    from fastscore.export import write_splits
     count = write_splits(_problems(args.problems), args.out, settings=_settings(args, _SPLIT_SETTINGS))
     print(f"wrote {count} split files to {args.out}")
     return 0
 
 
 def _prepare(args) -> int:
-    from fastscore.problems.splits import write_task_views
+    from fastscore.export import write_task_views
     if not args.force and args.out.is_dir() and any(args.out.iterdir()):
         raise ValueError(f"--out {args.out} is not empty; choose another folder or add --force")
     count = write_task_views(_problems(args.problems), args.out, layout=args.layout, save_answer=args.save_answer,

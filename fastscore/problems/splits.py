@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
 
-from fastscore.support.collector import paused
-from fastscore.problems.model import Problem, Sampling, load_problems
-from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.problems.model import Problem, Sampling
+from fastscore.settings import DEFAULT_SETTINGS
 
 __all__ = [
     "SPLITS", "Split", "REGIONS", "Region", "Layout", "Splits", "sample_inputs", "problem_rng",
-    "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared", "write_splits", "write_task_views",
+    "make_splits", "write_npz", "read_npz", "read_prepared", "write_prepared",
 ]
 
 Split = Literal["train", "id_test", "ood_test"]
@@ -297,46 +296,3 @@ def write_prepared(problem: Problem, splits: Splits, folder: str | Path, *, save
     })
     np.save(folder / "data_id_test.npy", splits.id_test)
     np.save(folder / "data_ood_test.npy", splits.ood_test)
-
-
-# --- every problem of a set ---------------------------------------------------------------
-
-def _splits_of(problems: str | Path | Iterable[Problem], settings: Settings) -> Iterator[tuple[Problem, Splits]]:
-    """Each problem (of a directory, or given) with the splits scoring draws for it
-    (each reference built with the garbage collector paused, ``fastscore.support.collector``)."""
-    from fastscore.scoring.reference import build_reference  # the reference side is built on this module
-    from fastscore.benchmarks import law_problems  # a non-law benchmark's task has no splits
-    for problem in law_problems(load_problems(problems) if isinstance(problems, (str, Path)) else problems):
-        with paused():
-            splits = build_reference(problem, settings=settings).splits
-        yield problem, splits
-
-
-def write_splits(problems: str | Path | Iterable[Problem], out: str | Path, *, settings: Settings) -> int:
-    """Write every problem's splits (``settings``: seed and sample count) to
-    ``out/<task>.npz`` in MDBench's synthetic-data layout; return how many."""
-    count = 0
-    for problem, splits in _splits_of(problems, settings):
-        write_npz(splits, Path(out) / f"{problem.task_id}.npz",
-                  generation_config={"seed": settings.data_seed, "n_samples": settings.n_samples,
-                                     "task": problem.task_id, "generator": "fastscore"})
-        count += 1
-    return count
-
-
-def write_task_views(problems: str | Path | Iterable[Problem], out: str | Path, *, layout: Layout = "mdbench",
-                     save_answer: bool = False, settings: Settings) -> int:
-    """Write every problem's public task view to ``out/<task>/`` in ``layout``
-    (``write_prepared``, or MechBench's ``fastscore.problems.mechbench.write_task_folder``), the
-    answers too with ``save_answer``; return how many."""
-    if layout not in get_args(Layout):
-        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(get_args(Layout))}")
-    if layout == "mechbench":
-        from fastscore.problems.mechbench import write_task_folder as write
-    else:
-        write = write_prepared
-    count = 0
-    for problem, splits in _splits_of(problems, settings):
-        write(problem, splits, Path(out) / problem.task_id, save_answer=save_answer)
-        count += 1
-    return count

@@ -11,13 +11,16 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import symengine as se
 
 from fastscore.text.functions import CONSTANTS
 from fastscore.text.parse import parse_equation, parse_expression, short, symbol
-from fastscore.problems.model import Problem
 from fastscore.text.tokens import DEFAULT_LIMITS, Limits, ParseError, is_name
+
+if TYPE_CHECKING:  # a type only: text sits below problems
+    from fastscore.problems.model import Problem
 
 __all__ = [
     "constant_substitutions",

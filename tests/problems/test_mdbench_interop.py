@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastscore.problems.splits import read_npz, write_splits, write_task_views
+from fastscore.export import write_splits, write_task_views
+from fastscore.problems.splits import read_npz
 from fastscore.problems.prepared import answer_law, unit_mapping, unit_text
 from fastscore.problems.model import ProblemError, load_problem, load_problems
 from fastscore.scoring.reference import build_reference
