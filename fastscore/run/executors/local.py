@@ -36,12 +36,11 @@ import signal
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
 
-from fastscore.outputs import tables
 from fastscore.support.collector import paused
 from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
+from fastscore.run.executors.batching import DIED, Batch, batches, failed, timeout_error
 from fastscore.support.lifeline import tie_to_parent
 from fastscore.problems.model import Problem
 from fastscore.scoring.task import score_task
@@ -49,47 +48,6 @@ from fastscore.settings import Settings
 
 IN_FLIGHT = 2  # batches sent ahead to the child
 OVERRUN = "overrun"  # the outcome of a batch stopped by one submission's solve
-
-
-@dataclass
-class Batch:
-    """Rows of one task scored together; ``single``: a lone submission retried after
-    its batch failed."""
-
-    units: list[WorkUnit]
-    single: bool = False
-
-    @property
-    def rows(self) -> int:
-        return sum(len(rows) for _, rows in self.units)
-
-    def limit(self, row_timeout: float) -> float:
-        """Seconds this batch may take, counted from its start."""
-        return row_timeout * (1 if self.single else max(2, self.rows / 50))
-
-    def singles(self) -> list[Batch]:
-        return [Batch([(task, [row])], single=True) for task, rows in self.units for row in rows]
-
-
-def batches(units: Iterable[WorkUnit], size: int) -> Iterator[Batch]:
-    """One task per batch, at most ``size`` rows (large units are split)."""
-    for task, rows in units:
-        for start in range(0, len(rows), size):
-            yield Batch([(task, rows[start:start + size])])
-
-
-def failed(batch: Batch, problems: Mapping[str, Problem], status: tables.Status, error: str) -> Result:
-    """The row of a lone submission the executor could not score: no ``submission_sha``,
-    so that a resumed run scores it again (the failure may be the machine's)."""
-    (task, (row,)), = batch.units
-    return [tables.failed_row({**row, "submission_sha": None}, problems[task], status=status, error=error)], []
-
-
-def timeout_error(row_timeout: float) -> str:
-    return f"scoring took longer than {row_timeout:g} s"
-
-
-DIED = "the worker died while scoring this submission"
 
 
 def _memory_limit() -> int:

@@ -36,7 +36,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
-from fastscore.run.executors.local import DIED, Batch, batches, failed, timeout_error
+from fastscore.run.executors.batching import DIED, Batch, batches, failed, timeout_error
 from fastscore.problems.model import Problem
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
