@@ -1,7 +1,8 @@
 """Sweeps in: every format a study's submissions come in, read as batches of normalised
-rows.  The reader registry and the file formats (``read``), MechBench's run folders
-(``mechbench_runs``), its published results layer (``results``) and PySR's hall-of-fame
-files (``pysr``).
+rows.  The reader registry and ``read_sweep`` (``read``), the normalised rows
+(``rows``), the file formats (``files``: Parquet, CSV, JSONL) and the directory tree
+(``tree``), MechBench's run folders (``mechbench_runs``), its published results layer
+(``results``) and PySR's hall-of-fame files (``pysr``).
 
 May import: ``fastscore.support``, ``fastscore.problems``.
 """

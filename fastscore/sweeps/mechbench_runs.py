@@ -35,8 +35,9 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.sweeps.read import (MAX_FILE_BYTES, PROBES_FILE, READ_ERROR, ROW_SCHEMA, SUBMISSION_FILE, TREE, SweepReader,
-                             register_sweep_reader)
+from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
+from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA
+from fastscore.sweeps.tree import MAX_FILE_BYTES, PROBES_FILE, SUBMISSION_FILE
 
 __all__ = ["ExperimentNames", "harness_verdicts", "is_run_tree", "read_runs", "submission_text"]
 

@@ -35,8 +35,10 @@ from typing import Iterator, Mapping
 
 import polars as pl
 
-from fastscore.sweeps.read import (READ_ERROR, ROW_SCHEMA, SweepError, SweepReader, TREE, _lines, _read_text, _Unread,
-                             register_sweep_reader, run_index)
+from fastscore.sweeps.files import _lines
+from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
+from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA, SweepError, run_index
+from fastscore.sweeps.tree import _read_text, _Unread
 
 HALL_OF_FAME = re.compile(r"^hall_of_fame.*\.csv$")
 SELECTION_FACTOR = 1.5  # PySR's "best": loss at most 1.5 times the least

@@ -1,386 +1,35 @@
-"""Sweeps (SPEC §5): read Parquet, CSV, JSONL or a directory tree as batches of normalised rows.
+"""Sweeps: read Parquet, CSV, JSONL or a directory tree as batches of normalised rows.
 
 Every batch is a Polars frame with the columns `config` (str), `run` (Int64), `task` (str),
 `phenomenal`, `mechanism`, `probes` (str or null), followed by every other column of the
 input unchanged. Inputs are streamed, so memory stays bounded by the batch size.
 
-A directory tree is read as untrusted input: only regular files inside the tree are
-read (symbolic links, FIFOs and devices are not, nor are symlinked folders walked),
-each at most ``MAX_FILE_BYTES``; a file that is not read gives its row the reason in
-``READ_ERROR`` (the caller scores such a row as a ``parse_error``).  MechBench run
-folders (``fastscore.sweeps.mechbench_runs``) are read the same way.
+This module owns the reader registry (``SweepReader``, ``register_sweep_reader``), the
+streaming of a sweep through it (``read_sweep``), and the digests and row estimate of a
+sweep.  The rows and their normalisation are ``fastscore.sweeps.rows``; the file
+formats ``fastscore.sweeps.files`` (Parquet, CSV, JSONL) and ``fastscore.sweeps.tree``
+(a directory tree, read as untrusted input).
 """
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from fastscore.support.registry import Builtins
+from fastscore.sweeps.files import _csv_frames, _jsonl_frames, _lines, _parquet_frames
+from fastscore.sweeps.rows import COLUMNS, READ_ERROR, REQUIRED, SUBMISSION_COLUMNS, SweepError, _normalise, run_index
+from fastscore.sweeps.tree import MAX_FILE_BYTES, SUBMISSION_FILE, _tree_frames
 
 __all__ = ["SweepError", "SweepReader", "REQUIRED", "COLUMNS", "SUBMISSION_COLUMNS", "READ_ERROR", "MAX_FILE_BYTES",
            "read_sweep", "register_sweep_reader", "sweep_readers", "sweep_digest", "run_index"]
-
-REQUIRED = ("config", "task")
-MAX_FILE_BYTES = 1 << 20  # a submission, probes or reply file larger than this is not read
-READ_ERROR = "read_error"
-"""The column saying why a row's submission files were not read (null when read): the
-caller scores such a row as a ``parse_error`` with that reason."""
-SUBMISSION_FILE, PROBES_FILE = "submission.txt", "probes.txt"
-_RUN_PATTERN = r"^(?:[A-Za-z][A-Za-z_-]*)?([0-9]+)$"  # "0", "run-2", "run3", "r_4"
-_RUN_RE = re.compile(_RUN_PATTERN)
-_CSV_BLOCK = 4 << 20
-
-
-class SweepError(ValueError):
-    """An unusable sweep: missing path, unknown format, missing required column, no rows."""
-
-
-def run_index(label: str) -> int | None:
-    """The run index in a run label ('0', 'run-2', 'run3' -> 0, 2, 3), or None if it has none."""
-    match = _RUN_RE.match(label.strip())
-    return int(match.group(1)) if match else None
-
-
-# --- cell values --------------------------------------------------------------------------
-
-def _equations_text(value) -> str | None:
-    """A phenomenal or mechanism cell as text: a list of equations is joined by newlines."""
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        value = "\n".join(str(item) for item in value if item is not None)
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if text.strip() else None
-
-
-def _arrow_map(value):
-    """An Arrow map cell (a list of ``{key, value}`` entries) as a dict; other values as they are."""
-    if isinstance(value, list) and all(isinstance(item, dict) and set(item) == {"key", "value"} for item in value):
-        return {item["key"]: item["value"] for item in value}
-    return value
-
-
-def _probes_text(value) -> str | None:
-    """A probes cell as text: a mapping becomes a JSON object (sorted keys, null answers dropped)."""
-    if value is None:
-        return None
-    value = _arrow_map(value)
-    if isinstance(value, dict):
-        answers = {str(name): answer for name, answer in value.items() if answer is not None}
-        return json.dumps(answers, sort_keys=True, ensure_ascii=False) if answers else None
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if text.strip() else None
-
-
-def _json_text(value) -> str | None:
-    """A JSON-object cell (``probe_replies``, ``probe_columns``) as text; null values kept."""
-    if value is None:
-        return None
-    value = _arrow_map(value)
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return text if text.strip() else None
-
-
-_TEXT_COLUMNS = {"phenomenal": _equations_text, "mechanism": _equations_text, "probes": _probes_text,
-                 "probe_replies": _json_text, "probe_columns": _json_text, "submission": _json_text}
-"""The submission columns of a normalised batch: ``probe_replies`` (probe -> a reply
-``probe = expr``, scored by MechBench's rule) and ``probe_columns`` (probe -> extra
-columns of its probe row) come from MechBench run folders (``fastscore.sweeps.mechbench_runs``) and may be
-given in any format; ``submission`` carries a non-law benchmark's submission (a
-graph, a candidate table, trajectories: ``fastscore.benchmarks``)."""
-SUBMISSION_COLUMNS = tuple(_TEXT_COLUMNS)
-"""The columns that carry the submission itself (scored, not carried through to the output)."""
-COLUMNS = ("config", "run", "task", "phenomenal", "mechanism", "probes")
-"""The columns of every normalised batch; then the other submission columns where the
-input has them, then every other column of the input."""
-NORMALISED = ("config", "run", "task", *SUBMISSION_COLUMNS)
-
-
-# --- normalisation -------------------------------------------------------------------------
-
-def _check_columns(names: Iterable[str], source) -> None:
-    names = list(names)
-    if duplicated := sorted({name for name in names if names.count(name) > 1}):
-        raise SweepError(f"{source}: duplicate column name(s) {', '.join(map(repr, duplicated))}")
-    if missing := [name for name in REQUIRED if name not in names]:
-        raise SweepError(f"{source}: missing required column(s) {', '.join(missing)}")
-
-
-def _labels(series: pl.Series, source) -> pl.Series:
-    if series.dtype == pl.String:
-        return series
-    try:
-        return series.cast(pl.String)
-    except pl.exceptions.PolarsError:
-        raise SweepError(f"{source}: column {series.name} must hold text, got {series.dtype}") from None
-
-
-def _runs(series: pl.Series | None, height: int, source) -> pl.Series:
-    if series is None or series.dtype == pl.Null:
-        return pl.Series("run", [0] * height, dtype=pl.Int64)
-    if series.dtype == pl.String:
-        runs = series.str.strip_chars().str.extract(_RUN_PATTERN, 1).cast(pl.Int64, strict=False)
-        bad = series.filter(series.is_not_null() & runs.is_null())
-    elif series.dtype.is_integer():  # beyond Int64 (a UInt64 or Int128 column): not a run index
-        runs = series.cast(pl.Int64, strict=False)
-        bad = series.filter(series.is_not_null() & runs.is_null())
-    elif series.dtype.is_float():
-        runs = series.cast(pl.Int64, strict=False)
-        bad = series.filter(series.is_not_null() & (runs.is_null() | (runs.cast(pl.Float64) != series)))
-    else:
-        raise SweepError(f"{source}: column run must hold integers, got {series.dtype}")
-    if bad.len():
-        raise SweepError(f"{source}: column run holds {bad[0]!r}, not a run index")
-    return runs.fill_null(0).alias("run")
-
-
-def _texts(frame: pl.DataFrame, name: str, convert: Callable) -> pl.Series:
-    if name not in frame.columns:
-        return pl.Series(name, [None] * frame.height, dtype=pl.String)
-    series = frame[name]
-    if series.dtype == pl.String:  # blank text counts as absent
-        return pl.select(pl.when(series.str.strip_chars() != "").then(series)).to_series().alias(name)
-    return pl.Series(name, [convert(value) for value in series.to_list()], dtype=pl.String)
-
-
-def _normalise(frame: pl.DataFrame, source) -> pl.DataFrame:
-    """Give a frame of sweep rows the normalised columns, then its other columns unchanged."""
-    _check_columns(frame.columns, source)
-    columns = [
-        _labels(frame["config"], source),
-        _runs(frame["run"] if "run" in frame.columns else None, frame.height, source),
-        _labels(frame["task"], source),
-        *(_texts(frame, name, convert) for name, convert in _TEXT_COLUMNS.items()
-          if name in COLUMNS or name in frame.columns),
-    ]
-    return pl.DataFrame([*columns, *(frame[name] for name in frame.columns if name not in NORMALISED)])
-
-
-# --- readers: each returns an iterator of raw frames, after checking what it can up front ---
-
-def _parquet_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
-    try:
-        parquet = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise SweepError(f"{path}: not a readable Parquet file: {exc}") from None
-    _check_columns(parquet.schema_arrow.names, path)
-
-    def frames():
-        with parquet:
-            try:
-                for batch in parquet.iter_batches(batch_size=batch_size):
-                    yield pl.from_arrow(batch)
-            except (pa.ArrowException, OSError) as exc:  # a corrupt page
-                raise SweepError(f"{path}: unreadable Parquet data: {exc}") from None
-    return frames()
-
-
-def _open_csv(path: Path, column_types: dict) -> pa_csv.CSVStreamingReader:
-    return pa_csv.open_csv(
-        path,
-        read_options=pa_csv.ReadOptions(block_size=_CSV_BLOCK),
-        parse_options=pa_csv.ParseOptions(newlines_in_values=True),  # mechanisms span lines
-        convert_options=pa_csv.ConvertOptions(column_types=column_types, strings_can_be_null=True),
-    )
-
-
-def _odd_quotes(path: Path) -> bool:
-    """Whether the file holds an odd number of '"': a quoted field is never closed, and
-    the reader would take every record after it into that field."""
-    count = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CSV_BLOCK):
-            count += chunk.count(b'"')
-    return count % 2 == 1
-
-
-def _csv_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
-    if path.stat().st_size == 0:
-        raise SweepError(f"{path}: empty sweep (no header, no rows)")
-    if _odd_quotes(path):
-        raise SweepError(f"{path}: unterminated quoted field (an odd number of '\"' characters)")
-    labels = dict.fromkeys(COLUMNS, pa.string())  # run too: 'run-2' is a label
-    try:
-        reader = _open_csv(path, labels)
-        # a column empty in the first block would be typed null and fail later: read it as text
-        empty = {field.name: pa.string() for field in reader.schema if pa.types.is_null(field.type)}
-        if empty:
-            reader.close()
-            reader = _open_csv(path, labels | empty)
-    except (pa.ArrowException, OSError) as exc:
-        raise SweepError(f"{path}: not a readable CSV file: {exc}") from None
-    _check_columns(reader.schema.names, path)
-
-    def frames():
-        with reader:
-            try:
-                for batch in reader:
-                    yield pl.from_arrow(batch)
-            except pa.ArrowException as exc:
-                raise SweepError(f"{path}: unreadable CSV: {exc}") from None
-    return frames()
-
-
-def _has_surrogate(value) -> bool:
-    """Whether a JSON value holds a string with a lone surrogate (JSON escapes allow one)."""
-    if isinstance(value, str):
-        return not value.isascii() and any("\ud800" <= char <= "\udfff" for char in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
-
-
-def _jsonl_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
-    def row(line: str, number: int) -> dict:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SweepError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise SweepError(f"{path}:{number}: JSON nested too deeply") from None
-        if not isinstance(value, dict):
-            raise SweepError(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
-        for name in ("config", "task", "run"):
-            cell = value.get(name)
-            if isinstance(cell, (list, dict)) or (name == "run" and isinstance(cell, int)
-                                                  and not -2**63 <= cell < 2**63):
-                raise SweepError(f"{path}:{number}: column {name} holds {_shown(cell)}, "
-                                 f"not {'a run index' if name == 'run' else 'text'}")
-        for name, convert in _TEXT_COLUMNS.items():
-            if name in value:
-                value[name] = convert(value[name])
-        for name, cell in list(value.items()):
-            if _has_surrogate(cell):  # "\ud800": text no table (nor UTF-8) can hold
-                if name in ("config", "run", "task") or _has_surrogate(name):
-                    raise SweepError(f"{path}:{number}: column {_shown(name)} is not valid Unicode "
-                                     "(a lone surrogate such as \\ud800)")
-                value[name] = None
-                value.setdefault(READ_ERROR, f"line {number}: column {_shown(name)} is not valid Unicode "
-                                             "(a lone surrogate such as \\ud800)")
-        return value
-
-    def frame(rows: list[dict], number: int) -> pl.DataFrame:
-        try:
-            return pl.from_dicts(rows, infer_schema_length=None, strict=False)
-        except pl.exceptions.PolarsError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SweepError(f"{path}: rows up to line {number} do not form a table: {first}") from None
-
-    def frames():
-        rows: list[dict] = []
-        number = 0
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    rows.append(row(line, number))
-                if len(rows) == batch_size:
-                    yield frame(rows, number)
-                    rows = []
-        if rows:
-            yield frame(rows, number)
-    return frames()
-
-
-def _shown(value, width: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-ROW_SCHEMA = {  # the types of a directory reader's rows
-    "config": pl.String, "run": pl.Int64, "task": pl.String,
-                "phenomenal": pl.String, "mechanism": pl.String, "probes": pl.String, READ_ERROR: pl.String}
-
-
-def _subdirs(folder: Path) -> list[Path]:
-    """Sub-folders, not symbolic links to folders (which may point outside the tree)."""
-    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir() and not p.is_symlink())
-
-
-class _Unread(Exception):
-    """A tree file that is not read; ``str`` is the reason, one line."""
-
-
-def _read_text(folder: str, name: str, files: list[str]) -> str | None:
-    """The text of a regular file of the tree, at most ``MAX_FILE_BYTES`` (never a link:
-    O_NOFOLLOW; never blocking on a FIFO: O_NONBLOCK, then only a regular file is read)."""
-    if name not in files:
-        return None
-    try:
-        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        reason = "a symbolic link" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
-        raise _Unread(f"{name} is {reason}: not read") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _Unread(f"{name} is not a regular file: not read")
-        if info.st_size > MAX_FILE_BYTES:
-            raise _Unread(f"{name} is {info.st_size} bytes, more than {MAX_FILE_BYTES}: not read")
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise _Unread(f"{name} is more than {MAX_FILE_BYTES} bytes: not read")
-    return data.decode("utf-8", errors="replace").strip()
-
-
-def _submission_row(text: str | None) -> dict:
-    """submission.txt: one equation a line or ';'-separated; one equation is a phenomenal law."""
-    equations = [part.strip() for line in (text or "").splitlines() for part in line.split(";")]
-    equations = [equation for equation in equations if equation]
-    if len(equations) == 1:
-        return {"phenomenal": equations[0], "mechanism": None}
-    return {"phenomenal": None, "mechanism": "\n".join(equations) or None}
-
-
-def _tree_rows(root: Path) -> Iterator[dict]:
-    for config_dir in _subdirs(root):
-        for run_dir in _subdirs(config_dir):
-            run = run_index(run_dir.name)
-            if run is None:
-                raise SweepError(f"{run_dir}: run folder name has no run index (expected e.g. 0, run-2, run3)")
-            for folder, subfolders, files in os.walk(run_dir):
-                subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-                if SUBMISSION_FILE not in files and PROBES_FILE not in files:
-                    continue
-                task = os.path.relpath(folder, run_dir)
-                if task == os.curdir:
-                    raise SweepError(f"{folder}: submission files must sit in a task folder below the run folder")
-                cell = {"config": config_dir.name, "run": run, "task": task.replace(os.sep, "/")}
-                try:
-                    yield {**cell, **_submission_row(_read_text(folder, SUBMISSION_FILE, files)),
-                           "probes": _probes_text(_read_text(folder, PROBES_FILE, files)), READ_ERROR: None}
-                except _Unread as unread:
-                    yield {**cell, "phenomenal": None, "mechanism": None, "probes": None, READ_ERROR: str(unread)}
-
-
-def _tree_frames(root: Path, batch_size: int) -> Iterator[pl.DataFrame]:
-    return batched_frames(_tree_rows(root), batch_size, ROW_SCHEMA)
-
-
-def batched_frames(rows: Iterable[dict], batch_size: int, schema) -> Iterator[pl.DataFrame]:
-    """Rows as frames of ``batch_size`` rows (the last one shorter) with ``schema``: a
-    reader that yields rows one by one (a tree of files) uses it."""
-    batch: list[dict] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == batch_size:
-            yield pl.DataFrame(batch, schema=schema)
-            batch = []
-    if batch:
-        yield pl.DataFrame(batch, schema=schema)
 
 
 def _rebatch(frames: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
@@ -451,17 +100,6 @@ class SweepReader:
 
 
 TREE = "a <config>/<run>/<task>/ directory tree"
-
-
-def _lines(path: Path) -> int:
-    """Lines of a text file (the row count of a JSONL file without blank lines, one more
-    than it for a CSV file without quoted line breaks), counted without decoding."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
-    return count + (last != b"\n")
 
 
 def _suffix(*suffixes: str) -> Callable[[Path], bool]:

@@ -40,7 +40,8 @@ import polars as pl
 
 from fastscore.sweeps.mechbench_runs import (HARNESS_COLUMNS, HARNESS_PROBE_COLUMNS, ExperimentNames, _entries, _flag, _folders, _read,
                             _seconds, harness_verdicts, submission_text)
-from fastscore.sweeps.read import READ_ERROR, ROW_SCHEMA, TREE, SweepReader, batched_frames, register_sweep_reader
+from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
+from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA, SUBMISSION_COLUMNS, batched_frames
 
 __all__ = ["RECORD_COLUMNS", "PROBE_RECORD_COLUMNS", "decide", "is_results_tree", "read_results", "record_row",
            "task_file_digests", "triage", "no_task_row", "n_mutations_of"]
@@ -335,7 +336,6 @@ def no_task_row(row: Mapping) -> dict:
     """The row of an attempt whose task is not in the problem set: the harness's columns
     kept, fastscore's empty (status ``no_task``)."""
     from fastscore.problems.mechbench import parse_task_name
-    from fastscore.sweeps.read import SUBMISSION_COLUMNS
     kept = {k: v for k, v in row.items() if k not in SUBMISSION_COLUMNS and k != READ_ERROR}
     return {**kept, "family": parse_task_name(row["task"])[0], "domain": row.get("results_domain"),
             "n_mutations": n_mutations_of(row["task"]), "status": NO_TASK,

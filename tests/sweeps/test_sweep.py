@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fastscore.sweeps import read as sweep_module
+from fastscore.sweeps import files as sweep_files
 from fastscore.sweeps.read import COLUMNS, READ_ERROR, SweepError, read_sweep, run_index, sweep_digest
 
 ROWS = [
@@ -184,7 +184,7 @@ def test_parquet_streams_row_groups(tmp_path):
 
 
 def test_csv_column_empty_in_first_block_is_read_as_text(tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep_module, "_CSV_BLOCK", 256)
+    monkeypatch.setattr(sweep_files, "_CSV_BLOCK", 256)
     lines = ["config,task,note"] + [f"a,t{i}," for i in range(40)] + [f"a,t{i},{i}" for i in range(40, 45)]
     path = tmp_path / "s.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
