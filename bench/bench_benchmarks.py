@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from fastscore.benchmarks import grn, materials, trajectories
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -49,7 +49,7 @@ from fastscore.support import caches  # noqa: E402
 from fastscore.text.answers import split_equations  # noqa: E402
 from fastscore.support.collector import paused  # noqa: E402
 from fastscore.text.parse import parse_equation  # noqa: E402
-from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import Reference, build_reference, solve_reference_mechanism  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402

@@ -38,7 +38,7 @@ SAMPLE = ROOT / "tests" / "data" / "mechbench-results"
 RESULTS = ROOT / "bench" / "results" / "results_layer.md"
 
 from fastscore.support import caches  # noqa: E402
-from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.sweeps.results import read_results  # noqa: E402
 from fastscore.run.job import score_sweep  # noqa: E402

@@ -32,7 +32,7 @@ import sympy
 from fastscore.support.collector import paused
 from fastscore.problems.splits import sample_inputs
 from fastscore.text.parse import parse_equation
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.solve.mechanism import solve_mechanism
 
 ROOT = Path(__file__).resolve().parents[1]

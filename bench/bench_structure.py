@@ -44,7 +44,7 @@ from scipy import stats
 import fastscore.scoring.task as score_module
 import fastscore.scoring.structure as structure_score
 from fastscore.support.collector import paused
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import ScoreMemo, score_task
 from fastscore.settings import DEFAULT_SETTINGS

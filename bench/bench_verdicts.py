@@ -47,7 +47,7 @@ import symengine as se  # noqa: E402
 from fastscore.support import caches  # noqa: E402
 from fastscore.text.answers import read_expression  # noqa: E402
 from fastscore.support.collector import paused  # noqa: E402
-from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "score_sweep": "fastscore.run.job",
-    "load_problems": "fastscore.problems.model",
+    "load_problems": "fastscore.problems.formats",
     "read_sweep": "fastscore.sweeps.read",
     "write_splits": "fastscore.export",
     "write_task_views": "fastscore.export",

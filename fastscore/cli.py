@@ -225,7 +225,7 @@ def _settings(args, names) -> Settings:
 def _score(args) -> int:
     import polars as pl
 
-    from fastscore.problems.model import read_task_list
+    from fastscore.problems.formats import read_task_list
     from fastscore.run.job import score_sweep
     from fastscore.sweeps.mechbench_runs import ExperimentNames
     from fastscore.outputs.tables import OUTPUT, shown_rates
@@ -262,7 +262,7 @@ def _prepare(args) -> int:
 
 
 def _validate(args) -> int:
-    from fastscore.problems.model import load_problems
+    from fastscore.problems.formats import load_problems
     from fastscore.scoring.validate import validate_problems
     failed, tasks, warnings = set(), set(), 0
     for finding in validate_problems(load_problems(_problems(args.problems))):

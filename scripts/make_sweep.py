@@ -89,7 +89,8 @@ import symengine as se
 from fastscore.text.answers import split_equations
 from fastscore.support.collector import paused
 from fastscore.text.parse import parse_equation, parse_expression, symbol
-from fastscore.problems.model import Problem, load_problems
+from fastscore.problems.model import Problem
+from fastscore.problems.formats import load_problems
 from fastscore.solve.mechanism import SolveError, solve_mechanism
 
 __all__ = ["Submission", "SweepStats", "DifferenceCheck", "KIND_WEIGHTS", "grid_shape", "make_submission", "generate_rows",

@@ -12,7 +12,7 @@ import pytest
 
 from fastscore.cli import _parser, main
 from fastscore.cli_examples import EXAMPLES
-from fastscore.problems.model import digest_problems, load_problems
+from fastscore.problems.formats import digest_problems, load_problems
 from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]

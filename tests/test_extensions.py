@@ -9,10 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore.problems import model as problem_registry
+from fastscore.problems import formats as problem_registry
 from fastscore.sweeps import read as sweep_registry
-from fastscore.problems.model import (Equation, Problem, ProblemFormat, Sampling, Variable, load_problems,
-                                register_problem_format)
+from fastscore.problems.model import Equation, Problem, Sampling, Variable
+from fastscore.problems.formats import ProblemFormat, load_problems, register_problem_format
 from fastscore.outputs import tables
 from fastscore.run.job import score_sweep
 from fastscore.scoring.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer

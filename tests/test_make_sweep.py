@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from tests.support.external import MDBENCH as EXTERNAL, requires_mdbench
 
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]

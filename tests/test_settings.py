@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fastscore.cli import _parser
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS, Settings, scalar_settings

@@ -2,7 +2,7 @@
 graph, a materials screen, held-out trajectories) scored in the same sweep.
 
 A ``Benchmark`` is
-- a problem format (``fastscore.problems.model.ProblemFormat``): its task files become
+- a problem format (``fastscore.problems.formats.ProblemFormat``): its task files become
   ``Problem``s whose ``format`` is the benchmark's name, whose ``domain`` is the
   benchmark's name too (the strata and the rates pick a benchmark's rows by it; a
   ``missing`` row keeps it) and whose ``task`` holds the benchmark's parsed task;
@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastscore.problems.model import Problem, ProblemError, ProblemFormat, Variable, task_id_of
+from fastscore.problems.model import Problem, ProblemError, Variable
+from fastscore.problems.formats import ProblemFormat, task_id_of
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""
@@ -51,7 +52,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 def register_benchmark(benchmark: Benchmark) -> None:
     """Add a benchmark and its problem format (asked before those registered earlier)."""
-    from fastscore.problems.model import register_problem_format
+    from fastscore.problems.formats import register_problem_format
     if benchmark.name in BENCHMARKS:
         raise ValueError(f"benchmark {benchmark.name!r} is taken")
     BENCHMARKS[benchmark.name] = benchmark

@@ -41,8 +41,8 @@ import numpy as np
 
 from fastscore.problems.splits import SPLITS
 from fastscore.text.parse import parse_expression
-from fastscore.problems.model import (Constant, Equation, FieldReader, Probe, Problem, ProblemError, ProblemFormat,
-                                Variable, register_problem_format)
+from fastscore.problems.model import Constant, Equation, FieldReader, Probe, Problem, ProblemError, Variable
+from fastscore.problems.formats import ProblemFormat, register_problem_format
 from fastscore.text.tokens import ParseError
 
 __all__ = ["TASK_KEYS", "ROLES", "is_task", "problem_from_task", "problem_from_answer", "answer_paths",
@@ -190,7 +190,7 @@ def problem_from_task(data, *, source: str, domain: str | None = None,
 
 
 def read_task_file(path: Path, root: Path, data) -> Problem:
-    """A task file already read as YAML ``data`` (see `fastscore.problems.model.load_problem`)."""
+    """A task file already read as YAML ``data`` (see `fastscore.problems.formats.load_problem`)."""
     return problem_from_task(data, source=str(path), domain=_domain(path, root, str(data.get("task_name"))))
 
 

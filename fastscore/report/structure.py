@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.sweeps.read import read_sweep
 from fastscore.outputs.tables import OUTPUT
 

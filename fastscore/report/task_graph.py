@@ -11,7 +11,8 @@ import polars as pl
 from fastscore.text.answers import constant_substitutions, read_expression
 from fastscore.structure.drawing import render
 from fastscore.text.parse import symbol
-from fastscore.problems.model import Problem, load_problems
+from fastscore.problems.model import Problem
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference, reference_equations
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve.mechanism import SolveError, solve_mechanism

@@ -49,7 +49,8 @@ from fastscore.run.executors.base import Executor, WorkUnit
 from fastscore.support.lifeline import LockBusy, RunLock
 from fastscore.run.parts import PartStore, atomically
 from fastscore.outputs.passk import PASSK_FILE, read_passk
-from fastscore.problems.model import Problem, digest_problems, load_problems, problem_paths, select_tasks
+from fastscore.problems.model import Problem
+from fastscore.problems.formats import digest_problems, load_problems, problem_paths, select_tasks
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.outputs.published import numeric_columns, published
 from fastscore.sweeps.results import NO_TASK, no_task_row, triage

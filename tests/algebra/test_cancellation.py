@@ -13,7 +13,7 @@ import pytest
 
 from fastscore.algebra.equivalence import Domain, compare
 from fastscore.text.parse import parse_expression
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.validate import validate_problem
 
 NAMES = ("T", "r")

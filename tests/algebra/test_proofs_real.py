@@ -16,7 +16,7 @@ import pytest
 from fastscore.text.answers import defined_constants, split_equations
 from fastscore.algebra.canonical import prove_equal
 from fastscore.text.parse import parse_expression
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 

@@ -13,7 +13,7 @@ import pytest
 
 from fastscore.benchmarks.base import BadInput
 from fastscore.benchmarks.trajectories import compile_law, normalised_error, score_attempt, simulate
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.settings import Settings
 

@@ -12,7 +12,7 @@ import pytest
 from fastscore.benchmarks.base import BadInput
 from fastscore.benchmarks.formula import FormulaError, parse_formula, reduced
 from fastscore.benchmarks.materials import pareto_count, score_attempt
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.settings import Settings
 

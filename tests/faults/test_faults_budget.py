@@ -14,7 +14,7 @@ import fastscore.scoring.task as score
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.service.feedback import feedback
 from fastscore.text.parse import parse_equation
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.settings import Settings
 from fastscore.solve.mechanism import SolveError, SolveTimeout, solve_mechanism
 from fastscore.text.tokens import Limits

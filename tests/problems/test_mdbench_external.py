@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.external import MDBENCH, requires_mdbench
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 

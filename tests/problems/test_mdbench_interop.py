@@ -25,7 +25,8 @@ import pytest
 from fastscore.export import write_splits, write_task_views
 from fastscore.problems.splits import read_npz
 from fastscore.problems.prepared import answer_law, unit_mapping, unit_text
-from fastscore.problems.model import ProblemError, load_problem, load_problems
+from fastscore.problems.model import ProblemError
+from fastscore.problems.formats import load_problem, load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings

@@ -11,7 +11,8 @@ import yaml
 from tests.support.external import MECHBENCH
 from fastscore.cli import main
 from fastscore.problems.mechbench import data_columns, parse_task_name, write_task_folder
-from fastscore.problems.model import ProblemError, load_problem, load_problems
+from fastscore.problems.model import ProblemError
+from fastscore.problems.formats import load_problem, load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.settings import Settings
 from tests.support.mechbench_tasks import SMALL, orbit_task, write_task

@@ -4,8 +4,8 @@ import pytest
 import yaml
 
 from tests.support.external import MDBENCH, requires_mdbench
-from fastscore.problems.model import (Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable,
-                                load_problem, load_problems)
+from fastscore.problems.model import Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable
+from fastscore.problems.formats import load_problem, load_problems
 
 
 BASE = {

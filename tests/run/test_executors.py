@@ -14,7 +14,7 @@ from fastscore.run import executors
 from fastscore.support.collector import paused
 from fastscore.run.executors import ExecutorName, register_executor
 from fastscore.run.executors.base import ReferenceCache, score_units
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS

@@ -13,7 +13,7 @@ import pytest
 
 import fastscore.run.executors.local as local
 from fastscore.run.executors.local import LocalExecutor
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 

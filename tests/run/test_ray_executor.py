@@ -15,7 +15,7 @@ ray = pytest.importorskip("ray")
 
 from fastscore.run.executors.local import LocalExecutor  # noqa: E402
 from fastscore.run.executors.ray import RayExecutor  # noqa: E402
-from fastscore.problems.model import load_problems  # noqa: E402
+from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.run.job import _Tally, _units, score_sweep  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS, Settings  # noqa: E402
 

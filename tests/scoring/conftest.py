@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "problems" / "example"

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from fastscore.cli import main
-from fastscore.problems.model import load_problems, read_task_list
+from fastscore.problems.formats import load_problems, read_task_list
 
 LIBRARY = Path(__file__).resolve().parents[2] / "problems" / "mechbench"
 CORE = LIBRARY / "core-set.txt"

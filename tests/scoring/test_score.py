@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import fastscore.scoring.task as score_module
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from fastscore.cli import main
-from fastscore.problems.model import load_problem, load_problems
+from fastscore.problems.formats import load_problem, load_problems
 from fastscore.scoring.validate import validate_problem
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "problems" / "example"

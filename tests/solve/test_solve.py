@@ -13,7 +13,7 @@ from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate
 from fastscore.kernels.roots import solve_block
 from fastscore.text.parse import parse_equation
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.solve.closed_forms import names_of
 from fastscore.solve.mechanism import SolveError, compile_block, solve_mechanism
 

@@ -10,7 +10,7 @@ import pytest
 from fastscore.cli import main
 from fastscore.structure.drawing import layers, layout, to_dot
 from fastscore.report.task_graph import reference_graph
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "problems" / "example"

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from fastscore.text.parse import parse_equation
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.report.document import write_report
 from fastscore.run.job import score_sweep

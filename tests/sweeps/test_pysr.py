@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.sweeps.pysr import law_text, read_hall_of_fame
 from fastscore.run.job import score_sweep
 from fastscore.sweeps.read import SweepError, read_sweep

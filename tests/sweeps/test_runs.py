@@ -11,7 +11,7 @@ import pytest
 
 from fastscore.cli import main
 from fastscore.problems.mechbench import write_task_folder
-from fastscore.problems.model import load_problem
+from fastscore.problems.formats import load_problem
 from fastscore.scoring.reference import build_reference
 from fastscore.run.job import score_sweep
 from fastscore.sweeps.mechbench_runs import ExperimentNames, RunTreeError, is_run_tree, read_runs
