@@ -36,7 +36,7 @@ VERDICTS = """
 import gc, json, random, sys
 sys.path.insert(0, {tree!r} + "/bench")
 import bench_verdicts as bv
-from fastscore.problems.model import load_problems
+from fastscore import load_problems  # the public name: the same in both trees
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 rng = random.Random(7)
@@ -73,7 +73,7 @@ sys.path.insert(0, {tree!r} + "/bench")
 import bench_mechbench as bm
 from fastscore.support import caches
 from fastscore.support.collector import paused
-from fastscore.problems.model import load_problems
+from fastscore import load_problems  # the public name: the same in both trees
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 from fastscore.tapes.warm import warm_up

@@ -101,11 +101,11 @@ def test_bundled_sets_are_found_from_anywhere(monkeypatch, tmp_path, capsys):
 
 
 def test_auto_scores_a_large_sweep_locally_without_ray(monkeypatch, tmp_path):
-    from fastscore.run import job as run
+    from fastscore.run import job
     from fastscore.settings import Settings
     monkeypatch.setitem(sys.modules, "ray", None)
     by_task = {p.task_id: p for p in fastscore.load_problems(ROOT / "problems" / "example")}
-    runner = run._executor("auto", by_task, Settings(ray_threshold=0), address=None, workers=None,
+    runner = job._executor("auto", by_task, Settings(ray_threshold=0), address=None, workers=None,
                            sweep=ROOT / "problems" / "example-sweep.jsonl")
     try:
         assert runner.name == "local"  # 19 rows >= 0, but Ray is not installed

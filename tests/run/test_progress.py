@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.run import job as run
+from fastscore.run import job
 from fastscore.kernels import jit
 from fastscore.sweeps.read import approximate_rows
 from fastscore.tapes.warm import warm_up
@@ -32,10 +32,10 @@ def test_an_empty_numba_cache_is_cold_and_a_warmed_process_is_not(tmp_path):
 def test_the_notice_is_printed_with_the_bar_only_when_the_kernels_are_compiled(tmp_path, monkeypatch, capsys):
     for cold in (True, False):
         monkeypatch.setattr(jit, "cache_is_cold", lambda: cold)
-        run.score_sweep(PROBLEMS, SWEEP, tmp_path / str(cold), executor="local", progress=True)
+        job.score_sweep(PROBLEMS, SWEEP, tmp_path / str(cold), executor="local", progress=True)
         assert (NOTICE in capsys.readouterr().err) is cold
     monkeypatch.setattr(jit, "cache_is_cold", lambda: True)
-    run.score_sweep(PROBLEMS, SWEEP, tmp_path / "quiet", executor="local", progress=False)  # cold, but no bar:
+    job.score_sweep(PROBLEMS, SWEEP, tmp_path / "quiet", executor="local", progress=False)  # cold, but no bar:
     assert NOTICE not in capsys.readouterr().err  # stderr keeps its warnings and errors alone
 
 
@@ -50,13 +50,13 @@ def test_row_counts_of_text_sweeps_are_their_lines(tmp_path):
 
 def test_the_bar_has_the_sweeps_row_count_as_total_and_ends_there(tmp_path, monkeypatch):
     bars = []
-    make_bar = run._progress
+    make_bar = job._progress
 
     def kept(enabled, sweep):
         bars.append(make_bar(True, sweep))
         return bars[-1]
-    monkeypatch.setattr(run, "_progress", kept)
-    run.score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="local")
+    monkeypatch.setattr(job, "_progress", kept)
+    job.score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="local")
     assert bars[0].total == 19 and bars[0].n == 19
-    run.score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="local")  # resumed: every row counted as done
+    job.score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="local")  # resumed: every row counted as done
     assert bars[1].total == 19 and bars[1].n == 19

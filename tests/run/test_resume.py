@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import fastscore.run.job as run
+from fastscore.run import job
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.run.job import score_sweep
 
@@ -43,7 +43,7 @@ def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch):
     sweep = _sweep(tmp_path / "sweep.jsonl", runs=6)
     score_sweep(PROBLEMS, sweep, tmp_path / "whole", executor="local", progress=False)
 
-    monkeypatch.setattr(run, "PART_ROWS", 4)  # a part per task unit
+    monkeypatch.setattr(job, "PART_ROWS", 4)  # a part per task unit
     original_map = LocalExecutor.map
 
     def map_then_stop(self, units):
