@@ -4,7 +4,11 @@ LLEMA materials screens; ``trajectories``: DiscoverPhysics held-out trajectories
 each a ``fastscore.benchmarks.base.Benchmark`` (problem format + ``score_task`` +
 columns, rates and pass@k outcomes).  Importing this package registers them (the
 problem-format registry imports it on first use); ``declared`` holds what the tables
-read without loading a scorer.  docs/benchmarks.md is the manual."""
+read without loading a scorer.  docs/benchmarks.md is the manual.
+
+May import: ``fastscore.support``, ``fastscore.text``, ``fastscore.kernels``,
+``fastscore.tapes``, ``fastscore.problems``.
+"""
 from __future__ import annotations
 
 from fastscore.benchmarks.base import BENCHMARKS, Benchmark, benchmark_of, law_problems, register_benchmark
