@@ -98,7 +98,7 @@ _SCORE_IN_A_PROCESS = """
 import json, random, sys
 sys.path.insert(0, sys.argv[1])
 from mechbench_study import study
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
 out = []
