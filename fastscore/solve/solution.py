@@ -26,6 +26,7 @@ from fastscore.kernels.roots import Block, solve_block
 
 __all__ = ["Solution", "compile_block"]
 
+
 # --------------------------------------------------------------------------- plan
 
 
