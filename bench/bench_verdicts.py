@@ -189,7 +189,7 @@ STAGES = [
     ("equivalence.py", "_certified", "      certified differences (error bounds)"),
     ("precision.py", "value", "      high-precision values (MPFR, 50 digits)"),
     ("canonical.py", "prove_equal", "    canonical.prove_equal"),
-    ("canonical.py", "expand_arguments", "      expand_arguments"),
+    ("rewrites.py", "expand_arguments", "      expand_arguments"),
     ("canonical.py", "_zero_rule", "      _zero_rule (expand / numer-denom)"),
     ("metrics.py", "split_metrics", "  split_metrics (id + ood)"),
     ("score.py", "_score_row", "build output rows"),

@@ -24,7 +24,7 @@ import mpmath
 import symengine as se
 
 from fastscore.support.caches import memoized
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 
 MAX_TREE_NODES = 20_000
 """Largest tree evaluated by SymEngine (larger ones: mpmath over distinct nodes)."""

@@ -29,7 +29,7 @@ from fastscore.support.caches import memoized
 __all__ = ["MAX_TERMS", "in_complete_algebra", "rational_identity"]
 
 MAX_TERMS = 20_000
-"""Largest polynomial (in terms) built: as ``canonical.MAX_EXPANDED_TERMS``."""
+"""Largest polynomial (in terms) built: as ``sizes.MAX_EXPANDED_TERMS``."""
 MAX_CONVERTED = 1 << 18
 """Polynomial terms a converter keeps in its conversions (`_converter`): a few MB."""
 MAX_POWER = 1024

@@ -1,7 +1,7 @@
 """Root finding for implicit blocks: k equations in k unknowns, at every sample.
 
 One compiled kernel serves every system: residuals and their Jacobian come as tapes
-(a ``Block``; ``fastscore.solve.mechanism.compile_block`` differentiates and compiles them) and
+(a ``Block``; ``fastscore.solve.solution.compile_block`` differentiates and compiles them) and
 are run by ``evaluate.run_tape`` inside the loop.
 
 - one unknown: the residual is scanned over a log-spaced grid of positive, then

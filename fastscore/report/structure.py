@@ -162,7 +162,8 @@ def _pair_figure(problem, texts: Counter, path: Path) -> tuple[int, int, float] 
     from fastscore.structure.drawing import draw, figure_size, legend_handles
     from fastscore.report.task_graph import reference_graph
     from fastscore.text.answers import constant_substitutions
-    from fastscore.structure.graphs import fingerprint, graph_similarity, mechanism_graph
+    from fastscore.structure.graph_score import graph_similarity
+    from fastscore.structure.graphs import fingerprint, mechanism_graph
     from fastscore.scoring.structure import compared_graph, parse_submitted, roles_of
     from fastscore.text.tokens import ParseError
     reference = reference_graph(problem).graph

@@ -14,13 +14,14 @@ from fastscore.text.answers import constant_substitutions, read_expression
 from fastscore.problems.splits import SPLITS, Split, Splits, make_splits, problem_rng, sample_inputs
 from fastscore.algebra.agreement import agree
 from fastscore.algebra.equivalence import Domain, Quantity, judge
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate
 from fastscore.text.parse import parse_equation, parse_expression, symbol
 from fastscore.problems.model import Problem
 from fastscore.settings import DEFAULT_SETTINGS, Settings
-from fastscore.solve.mechanism import Solution, SolveError, solve_mechanism
+from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.solve.solution import Solution
 from fastscore.scoring.written import written_values
 
 SEGMENTS = ("domain", *SPLITS)

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from fastscore.algebra.equivalence import Verdict
     from fastscore.scoring.reference import Reference
     from fastscore.settings import Settings
-    from fastscore.solve.mechanism import Solution
+    from fastscore.solve.solution import Solution
 
 ScorerKind = Literal["law", "mechanism", "probes"]
 """The built-in scorer kinds, fused in ``fastscore.scoring.task``; their names are reserved."""

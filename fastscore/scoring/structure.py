@@ -1,6 +1,7 @@
 """The structure columns of a mechanism submission's score row (issue 14).
 
-Against the problem's own mechanism (``fastscore.structure.graphs`` defines the scores):
+Against the problem's own mechanism (``fastscore.structure.graph_score`` and
+``fastscore.structure.ast_score`` define the scores):
 
 - ``structure_graph_score``: dependency-graph similarity up to renaming, in [0, 1];
 - ``structure_ast_score``: formula-AST similarity of the paired equations, in [0, 1];
@@ -47,9 +48,10 @@ from fastscore.problems.model import Problem
 from fastscore.scoring.reference import Reference, reference_equations
 from fastscore.scoring.scorers import SubmissionContext, SubmissionScorer, register_scorer
 from fastscore.settings import Settings
-from fastscore.solve.mechanism import Solution
-from fastscore.structure.graphs import (AstReference, MechanismGraph, equation_shapes, fixed_numbers, graph_similarity,
-                                 mechanism_graph)
+from fastscore.solve.solution import Solution
+from fastscore.structure.ast_score import AstReference, equation_shapes
+from fastscore.structure.graph_score import graph_similarity
+from fastscore.structure.graphs import MechanismGraph, fixed_numbers, mechanism_graph
 from fastscore.outputs.tables import STRUCTURE_SCHEMA
 from fastscore.text.tokens import ParseError
 

@@ -24,7 +24,7 @@ import symengine as se
 from fastscore.algebra.agreement import agree
 from fastscore.text.answers import defined_constants, parse_probe_answers, read_expression, reply_equation, split_equations
 from fastscore.support.caches import memoized
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.solve.copies import Copies, renamed
 from fastscore.algebra.equivalence import Quantity, Verdict, judge

@@ -26,7 +26,7 @@ import numpy as np
 import symengine as se
 
 from fastscore.text.answers import defined_constants, split_equations
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate
 from fastscore.text.parse import parse_equation

@@ -17,7 +17,7 @@ from fractions import Fraction
 import symengine as se
 
 from fastscore.support.caches import memoized
-from fastscore.algebra.canonical import guarded_expand
+from fastscore.algebra.sizes import guarded_expand
 
 __all__ = ["add_args", "closed_forms", "even_root_of", "expand", "has", "names_of"]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import symengine as se
 
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 
 __all__ = ["LinearBlock", "SingularBlock", "UnsatisfiedEquation", "linear_block", "solve_linear"]
 

@@ -1,5 +1,6 @@
-"""The structure of a mechanism, apart from its values: its graph and the similarity of
-two graphs (``graphs``), and their drawing as DOT, SVG and PNG (``drawing``).
+"""The structure of a mechanism, apart from its values: its dependency graph (``graphs``),
+the similarity of two graphs (``graph_score``) and of their equations' formulas
+(``ast_score``), and their drawing as DOT, SVG and PNG (``drawing``).
 
 May import: ``fastscore.support``, ``fastscore.solve``, ``fastscore.settings``.
 """

@@ -38,7 +38,7 @@ def warm_up() -> None:
 
 def _block(residuals, jacobian, given, unknowns) -> Block:
     """A root-finding block from residuals and their Jacobian written out (row by row,
-    the layout of ``Block``): ``fastscore.solve.mechanism.compile_block`` differentiates, but the
+    the layout of ``Block``): ``fastscore.solve.solution.compile_block`` differentiates, but the
     solver imports this module."""
     variables = [*given, *unknowns]
     return Block(pack([compile_tape(e, variables) for e in (*residuals, *jacobian)]), tuple(given), tuple(unknowns))

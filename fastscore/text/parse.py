@@ -1,4 +1,4 @@
-"""The whitelisted parser (SPEC §8): untrusted text -> SymEngine expressions.
+"""The whitelisted parser: untrusted text -> SymEngine expressions.
 
 Submissions are written by programs we do not trust, so no text ever reaches
 ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  A hand-written tokenizer and a
@@ -22,7 +22,8 @@ recursive-descent parser build SymEngine objects directly from a fixed grammar::
   keywords or commas outside calls.
 
 Every violation, including each limit of ``Limits``, raises ``ParseError`` whose
-text is one human-readable line.  Results are real and finite: division by zero,
+text is one human-readable line (the messages and the checks that build them:
+``fastscore.text.parse_checks``).  Results are real and finite: division by zero,
 ``log(0)``, ``sqrt(-1)`` and other complex or infinite constants are rejected, and
 so is a constant subexpression that overflows float64 (``exp(1000)``, ``1e400``,
 ``exp(700)*exp(700)``).  Each literal, and each product, sum, power and call with
@@ -45,15 +46,15 @@ submissions have (half of the products have two factors).
 from __future__ import annotations
 
 from collections.abc import Collection
-import sys
 
 import symengine as se
 
 from fastscore.support.caches import memoized
 from fastscore.text.functions import CONSTANTS, FUNCTION_TABLE
-from fastscore.text.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction, literal,
-                                log_magnitude, max_digits, power_digits)
-from fastscore.text.tokens import DEFAULT_LIMITS, DIGITS, END, OPERATORS, Limits, ParseError, columns, is_name, tokenize
+from fastscore.text.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_real, fraction, literal,
+                                     log_magnitude, power_digits)
+from fastscore.text.parse_checks import _Checks, _make_room, short
+from fastscore.text.tokens import DEFAULT_LIMITS, DIGITS, END, Limits, ParseError, columns, is_name, tokenize
 
 __all__ = [
     "parse_equation",
@@ -69,12 +70,6 @@ def symbol(name: str) -> se.Symbol:
 
 
 _ONE = se.Integer(1)
-
-
-def short(expr: se.Basic, width: int = 40) -> str:
-    """``str(expr)`` cut to ``width`` characters (for error messages)."""
-    text = str(expr)
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 # --------------------------------------------------------------------------- parser
@@ -126,7 +121,10 @@ def _closing_parentheses(tokens: list[str]) -> dict[int, int]:
     return closing
 
 
-class _Parser:
+class _Parser(_Checks):
+    """The grammar (module doc) over the tokens of one text; its checks and error messages
+    are ``_Checks``' (``fastscore.text.parse_checks``)."""
+
     __slots__ = ("declared", "allow_new", "limits", "memo", "text", "tokens", "offset", "pos", "room", "closing",
                  "magnitude")
 
@@ -164,68 +162,7 @@ class _Parser:
         except (RuntimeError, ArithmeticError, ValueError, TypeError) as error:
             raise ParseError(f"cannot build expression: {error}") from None
 
-    # -- helpers
-
-    def _column(self, at: int) -> int:
-        """1-based column of token ``at``."""
-        return columns(self.text)[self.offset + at]
-
-    def _too_deep(self, at: int) -> ParseError:
-        column = self._column(at)
-        return ParseError(f"nesting deeper than {self.limits.max_depth} at column {column}", column)
-
-    def _unexpected(self, at: int) -> ParseError:
-        token, column = self.tokens[at], self._column(at)
-        if token == END:
-            return ParseError(f"expression ends unexpectedly at column {column}", column)
-        if token not in OPERATORS:
-            return ParseError(f"missing operator before '{token}' at column {column}", column)
-        if token == "==":
-            return ParseError(f"'==' is not allowed (column {column}); an equation uses a single '='", column)
-        if token == "=":
-            return ParseError(f"'=' is not allowed in an expression (column {column})", column)
-        if token == ")":
-            return ParseError(f"unmatched ')' at column {column}", column)
-        if token == ",":
-            return ParseError(f"unexpected ',' at column {column} (commas only separate function arguments)", column)
-        return ParseError(f"unexpected '{token}' at column {column}", column)
-
-    def _unclosed(self, opening: int) -> ParseError:
-        """The error when a parenthesised part is followed by something other than ')'."""
-        if self.tokens[self.pos] == END:
-            column = self._column(opening)
-            return ParseError(f"missing ')' for '(' at column {column}", column)
-        return self._unexpected(self.pos)
-
-    def _bad_number(self, token: str, at: int, error: ValueError) -> ParseError:
-        shown = token if len(token) <= 30 else token[:27] + "..."
-        column = self._column(at)
-        return ParseError(f"number '{shown}' at column {column}: {error}", column)
-
-    def _not_real(self, what: str, at: int) -> ParseError:
-        column = self._column(at)
-        return ParseError(f"{what} at column {column} is not a finite real number (in float64)", column)
-
-    def _check_merged(self, expr: se.Basic, const: bool, bound: float, digits: float, at: int) -> None:
-        """Reject a constant result, or constant parts merged into a result with free
-        symbols, that are not finite in float64 (see module doc).  Called only for a
-        constant result, or when a constant call or power was built (``magnitude``) or
-        an exact number may exceed float64."""
-        if const:
-            if not finite_real(expr):
-                raise self._not_real(f"constant {short(expr, 30)}", at)
-        elif (self.magnitude * bound > FLOAT_DIGITS or digits > FLOAT_DIGITS) and not finite_parts(expr):
-            raise self._not_real(f"a constant part of {short(expr, 30)}", at)
-
-    def _measured_digits(self, expr: se.Basic, at: int) -> float:
-        """Digits of ``expr``'s largest exact number, when its bound exceeded the limit."""
-        digits = max_digits(expr)
-        if digits > MAX_RESULT_DIGITS:
-            column = self._column(at)
-            raise ParseError(
-                f"number at column {column} has about {digits:.0f} digits, limit {MAX_RESULT_DIGITS}", column
-            )
-        return digits
+    # -- the memo of parenthesised sums
 
     def _recall(self, opening: int):
         """The parsed sum between the '(' at ``opening`` and its ')' when the same tokens
@@ -487,27 +424,7 @@ class _Parser:
             self._check_merged(result, False, bound, digits, at)
         return result, const, bound, digits
 
-    def _audit_exponents(self, expr: se.Basic) -> None:
-        """Reject any power whose numeric exponent exceeds the limit after folding."""
-        limit = self.limits.max_exponent
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if node.is_Pow:
-                base, exponent = node.args
-                if exponent.is_Rational and base != se.E and exceeds(*fraction(exponent), limit):
-                    raise ParseError(f"exponent {short(exponent, 20)} in {short(node)} exceeds limit {limit:g}")
-            stack.extend(node.args)
-MAX_RECURSION = 4000
-"""The most Python frames ``_make_room`` allows (deeper text is a ParseError)."""
 
-
-def _make_room(depth: int) -> None:
-    """Let Python recurse deep enough for ``depth`` nesting levels (a call takes four
-    frames of this parser a level; the compiler and the proofs walk the tree too)."""
-    need = min(6 * depth + 1000, MAX_RECURSION)
-    if sys.getrecursionlimit() < need:
-        sys.setrecursionlimit(need)
 # --------------------------------------------------------------------------- public API
 
 

@@ -7,17 +7,9 @@ from math import comb
 import pytest
 import symengine as se
 
-from fastscore.algebra.canonical import (
-    MAX_ARGUMENT_TERMS,
-    MAX_EXPANDED_TERMS,
-    expand_arguments,
-    expansion_size,
-    guarded_expand,
-    normal_abs,
-    prove_equal,
-    reduced_roots,
-    rewrite_positive,
-)
+from fastscore.algebra.canonical import prove_equal
+from fastscore.algebra.rewrites import expand_arguments, normal_abs, reduced_roots, rewrite_positive
+from fastscore.algebra.sizes import MAX_ARGUMENT_TERMS, MAX_EXPANDED_TERMS, expansion_size, guarded_expand
 
 x, y, z, a, b, c, r, u, k = (se.Symbol(n) for n in "xyzabcruk")
 

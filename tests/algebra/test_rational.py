@@ -83,7 +83,7 @@ def test_reciprocals_nested_deeper_than_the_limit_are_not_expanded_by_symengine(
     """SymEngine expands ``1/(1 + 1/(1 + ...))`` in time exponential in its depth (twelve
     deep: 25 s, uninterruptible), so such a tree counts as too large to expand: the
     expansions leave it whole and the proof rung refuses it, unless FLINT settles it."""
-    from fastscore.algebra.canonical import MAX_EXPANDED_TERMS, MAX_RECIPROCAL_DEPTH, expansion_size, guarded_expand
+    from fastscore.algebra.sizes import MAX_EXPANDED_TERMS, MAX_RECIPROCAL_DEPTH, expansion_size, guarded_expand
     shallow, deep = _eliminated(MAX_RECIPROCAL_DEPTH // 2), _eliminated(12)  # two reciprocals a step
     assert expansion_size(shallow) <= MAX_EXPANDED_TERMS < expansion_size(deep)
     assert guarded_expand(deep) is deep

@@ -19,7 +19,7 @@ from fastscore.settings import Settings
 from fastscore.solve.mechanism import SolveError, SolveTimeout, solve_mechanism
 from fastscore.text.tokens import Limits
 from tests.support.public_tasks import ROLE_OF, demo_data, problem_json
-from fastscore.algebra.canonical import count_nodes
+from fastscore.algebra.sizes import count_nodes
 from fastscore.service.public import public_task
 
 ROOT = Path(__file__).resolve().parents[2]

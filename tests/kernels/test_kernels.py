@@ -9,6 +9,7 @@ import pytest
 import symengine as se
 
 import fastscore.tapes.compile as tape_module
+import fastscore.tapes.lowering as lowering
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import (
     METRICS,
@@ -375,7 +376,8 @@ def test_a_shared_compilation_gives_the_bits_of_the_tree(monkeypatch):
     names = ["x", "y"]
     exprs = [_chain(4, x * k + y) + se.atan2(y, _chain(2, x + k)) for k in (1, 2, 3)]
     trees = [compile_tape(e, names) for e in exprs]
-    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 3)
+    monkeypatch.setattr(lowering, "MAX_TREE_NODES", 3)  # the tree limit
+    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 3)  # the largest constant folded when shared
     shared = [compile_tape(e, names) for e in exprs]
     assert all(len(s.ops) < len(t.ops) / 4 for s, t in zip(shared, trees))
     X = np.vstack([RNG.uniform(0.1, 0.4, N), RNG.uniform(0.1, 0.3, N)])
@@ -399,23 +401,24 @@ def test_a_repeated_subexpression_is_emitted_once_into_the_same_tape(monkeypatch
     part = x * y / (1 + x) - 3 * y ** 2
     exprs = [part ** 2 + se.sin(part) * part - 1 / part, _chain(5, x * 2 + y) * (x + y) - _chain(5, x * 2 + y)]
     remembered = [compile_tape(e, names) for e in exprs]
-    initialise = tape_module._Compiler.__init__
+    initialise = lowering._Compiler.__init__
 
     def without_memo(self, index, emitted=None):
         initialise(self, index)
         self.emitted = None
 
-    monkeypatch.setattr(tape_module._Compiler, "__init__", without_memo)
+    monkeypatch.setattr(lowering._Compiler, "__init__", without_memo)
     for tape, e in zip(remembered, exprs):
         plain = compile_tape(e, names)
         assert np.array_equal(tape.ops, plain.ops) and np.array_equal(tape.args.view(np.int64),
                                                                       plain.args.view(np.int64))
     monkeypatch.undo()
     calls = []
-    emit = tape_module._Compiler._mul
-    monkeypatch.setattr(tape_module._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
+    emit = lowering._Compiler._mul
+    monkeypatch.setattr(lowering._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
     compile_tape(exprs[0], names)
     assert len(calls) <= 4  # part's products once each, not once per repeat
+    monkeypatch.setattr(lowering, "MAX_TREE_NODES", 40)
     monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 40)
     assert opcodes.STORE in compile_tape(exprs[1], names).ops  # repeats counted: past the limit, shared
 
@@ -431,8 +434,8 @@ def test_a_part_compiled_for_one_tape_is_copied_into_the_next(monkeypatch):
     exprs = [law, se.Rational(21, 20) * law, law + se.cos(law), se.sin(z) * 2 + 1]
     caches.clear()
     calls = []
-    emit = tape_module._Compiler._mul
-    monkeypatch.setattr(tape_module._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
+    emit = lowering._Compiler._mul
+    monkeypatch.setattr(lowering._Compiler, "_mul", lambda self, *a: calls.append(1) or emit(self, *a))
     compile_tape(exprs[0], names)
     first = len(calls)
     tapes = [compile_tape(e, names) for e in exprs]
@@ -440,15 +443,15 @@ def test_a_part_compiled_for_one_tape_is_copied_into_the_next(monkeypatch):
     monkeypatch.undo()
     X = RNG.uniform(0.5, 2.0, (3, N))
     for tape, e in zip(tapes, exprs):
-        compiler = tape_module._Compiler(tape_module._variable_index(names)[0])  # a memo of its own
+        compiler = lowering._Compiler(tape_module._variable_index(names)[0])  # a memo of its own
         fresh = compiler.emit(e)
         assert tape.ops.tolist() == fresh.ops and tape.args.tolist() == fresh.args
         assert tape.n_variables == compiler.n_variables == 3
     expected = X[0] * X[1] / (1 + np.sin(X[2])) - 3 * X[1] ** 2 / (X[0] + X[2])
     np.testing.assert_allclose(evaluate(tapes[1], X), 1.05 * expected, rtol=1e-13)
-    assert tape_module._codes(names)
+    assert lowering._codes(names)
     caches.clear()
-    assert not tape_module._codes(names)
+    assert not lowering._codes(names)
 
 
 def test_a_huge_shared_constant_is_refused_not_folded():

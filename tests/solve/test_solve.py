@@ -15,7 +15,8 @@ from fastscore.kernels.roots import solve_block
 from fastscore.text.parse import parse_equation
 from fastscore.problems.formats import load_problems
 from fastscore.solve.closed_forms import names_of
-from fastscore.solve.mechanism import SolveError, compile_block, solve_mechanism
+from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.solve.solution import compile_block
 
 PROBLEMS = MDBENCH
 N = 200

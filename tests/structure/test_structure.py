@@ -17,8 +17,9 @@ from fastscore.scoring.reference import build_reference
 from fastscore.report.document import write_report
 from fastscore.run.job import score_sweep
 from fastscore.scoring.task import score_task
-from fastscore.structure.graphs import (EXPLICIT, IMPLICIT, UNDER, ast_similarity, equation_shapes, fixed_numbers,
-                                 graph_similarity, mechanism_graph)
+from fastscore.structure.ast_score import ast_similarity, equation_shapes
+from fastscore.structure.graph_score import graph_similarity
+from fastscore.structure.graphs import EXPLICIT, IMPLICIT, UNDER, fixed_numbers, mechanism_graph
 from fastscore.report.structure import gap_table
 from fastscore.scoring.structure import STRUCTURE_COLUMNS
 from fastscore.outputs.tables import STRUCTURE_MEANS
@@ -83,7 +84,7 @@ def test_identical_renamed_and_shuffled_copies_score_exactly_one():
 
 
 def test_the_same_graph_is_matched_to_itself_as_the_search_would():
-    from fastscore.structure.graphs import _Search
+    from fastscore.structure.graph_score import _Search
     for texts in (CHAIN, ["a + b = x", "a - b = z", "y = a*b"], ["h1 = x*z", "g = h1*z", "h2 = g + x", "y = h2**2"]):
         reference, shuffled = _graph(texts), _graph([_swap(t) for t in reversed(texts)])
         match = graph_similarity(reference, shuffled)
@@ -138,7 +139,7 @@ def test_the_law_alone_keeps_the_anchors_but_no_edge():
     # y = (x*z + x)**2: nodes x, z, y, edges x->y, z->y: 2 * 3 / (10 + 5)
     assert _graph_score(CHAIN, ["y = (x*z + x)**2"]) == pytest.approx(0.4)
     # nothing internal to map on one side: no search, and what the search finds
-    from fastscore.structure.graphs import _Search
+    from fastscore.structure.graph_score import _Search
     for a, b in ((CHAIN, ["y = (x*z + x)**2"]), (["y = (x*z + x)**2"], CHAIN), (["y = x*z"], ["y = x + z"])):
         match = graph_similarity(_graph(a), _graph(b))
         search = _Search(_graph(a), _graph(b), 10**6)

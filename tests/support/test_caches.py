@@ -10,7 +10,7 @@ import symengine as se
 import fastscore
 import fastscore.kernels
 from fastscore.support import caches
-from fastscore.algebra.canonical import expand_arguments
+from fastscore.algebra.rewrites import expand_arguments
 from fastscore.text.parse import parse_expression, symbol
 from fastscore.tapes.warm import warm_up
 
