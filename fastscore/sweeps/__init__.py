@@ -3,5 +3,6 @@ rows.  The reader registry and the file formats (``read``), MechBench's run fold
 (``mechbench_runs``), its published results layer (``results``) and PySR's hall-of-fame
 files (``pysr``).
 
-May import: ``fastscore.support``, ``fastscore.problems``.
+May import: ``fastscore.support``, ``fastscore.problems``, ``fastscore.text`` (``submission``:
+the one normalised ``Submission`` of a row; ``mechbench_runs``: the comment stripper).
 """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import fastscore.scoring.task as score_module
+import fastscore.scoring.judge as judge_module
 from fastscore.problems.model import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
@@ -87,8 +87,8 @@ def test_a_memo_across_batches_gives_the_same_rows(reference):
 
 def test_the_scorer_leaves_the_collector_alone(reference, monkeypatch):
     states = []
-    real = score_module._judge_law
-    monkeypatch.setattr(score_module, "_judge_law", lambda *args: states.append(gc.isenabled()) or real(*args))
+    real = judge_module.judge_law
+    monkeypatch.setattr(judge_module, "judge_law", lambda *args: states.append(gc.isenabled()) or real(*args))
     row = {"config": "c", "run": 0, "task": reference.problem.task_id, "phenomenal": reference.problem.law}
     score_task(reference, [row])
     assert states == [True]  # the executors pause it (tests/test_executors.py)
