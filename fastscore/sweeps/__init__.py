@@ -1,5 +1,6 @@
 """Sweeps in: every format a study's submissions come in, read as batches of normalised
-rows.  The reader registry and the file formats (``read``), MechBench's run folders
+rows.  The reader registry and the file formats (``read``), one row as the scorer reads
+it (``submission``: ``Submission``), MechBench's run folders
 (``mechbench_runs``), its published results layer (``results``) and PySR's hall-of-fame
 files (``pysr``).
 
