@@ -21,7 +21,7 @@ and judged once per answers read (``judged_key``).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from fastscore.solve.copies import Copies
 from fastscore.sweeps.submission import Submission
@@ -137,12 +137,14 @@ class Batch:
         """The answers keys whose probe results are not known yet."""
         return (answers for answers, done in self.probe_sets.items() if done is None)
 
-    def keep_law(self, key: tuple, in_mechanism, fields: dict, *, timed_out: bool) -> None:
-        """Record a scored law key's columns (in the memo too, unless it timed out: a
-        timeout depends on the machine's load and is retried next time)."""
-        self.laws[key] = (in_mechanism, fields)
-        if not timed_out:
-            self.memo.put(law_entry(self.task, key), self.laws[key])
+    def keep_laws(self, judged: Mapping[tuple, object]) -> None:
+        """Record the columns of the law keys ``judged`` in the batch (law key ->
+        ``fastscore.scoring.judge.JudgedLaw``), in the memo too unless it timed out (a
+        timeout depends on the machine's load: retried next time)."""
+        for key, (candidate, outcome, fields) in judged.items():
+            self.laws[key] = (outcome.in_mechanism, fields)
+            if candidate.status != "timeout":
+                self.memo.put(law_entry(self.task, key), self.laws[key])
 
     def keep_probes(self, answers: tuple, results: list) -> None:
         """Record an answers key's probe results (in the memo too)."""

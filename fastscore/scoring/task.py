@@ -60,7 +60,6 @@ def score_task(reference: Reference, rows: Sequence[Mapping], *, settings: Setti
                                      answer_expressions(reference, answers), settings)
     judged = judge_laws(reference, batch, candidates, values, metrics, settings, memo)
     add_scorer_columns(reference, settings, judged)
-    for key, law in judged.items():
-        batch.keep_law(key, law.outcome.in_mechanism, law.fields, timed_out=law.candidate.status == "timeout")
+    batch.keep_laws(judged)
     judge_probe_sets(reference, batch, answers, values, settings, memo)
     return score_rows(reference, submissions, batch)
