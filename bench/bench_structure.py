@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-import fastscore.scoring.task as score_module
+import fastscore.scoring.judge as judge_module
 import fastscore.scoring.structure as structure_score
 from fastscore.support.collector import paused
 from fastscore.problems.formats import load_problems
@@ -196,7 +196,7 @@ def main(argv=None) -> int:
     _pass(cases, True)  # warm-up: kernels loaded, tapes compiled
     on, off = [], []
     with _Timer(structure_score, "graph_similarity") as graph_timer, \
-            _Timer(score_module, "recovered_quantities") as value_timer:  # called by the law's judgement
+            _Timer(judge_module, "recovered_quantities") as value_timer:  # called by the law's judgement
         for _ in range(args.repeat):
             seconds, rows = _pass(cases, True)
             on.append(seconds)

@@ -176,13 +176,13 @@ def machine_check() -> float:
 
 # (module file, function) of the stages whose cumulative share of ``score_task`` is reported
 STAGES = [
-    ("score.py", "score_task", "score_task (everything)"),
-    ("score.py", "_build_candidate", "parse (read_expression + count_nodes)"),
+    ("task.py", "score_task", "score_task (everything)"),
+    ("candidates.py", "build_candidate", "parse (read_expression + count_nodes)"),
     ("parse.py", "parse_expression", "  of which parse_expression"),
-    ("score.py", "_evaluate", "evaluate distinct candidates (tapes + kernel)"),
+    ("values.py", "_evaluate", "evaluate distinct candidates (tapes + kernel)"),
     ("compile.py", "compile_tape", "  of which compile_tape (Python)"),
     ("evaluate.py", "evaluate_batch", "  of which the Numba kernel"),
-    ("score.py", "_judge_law", "judge law + split metrics"),
+    ("judge.py", "judge_law", "judge law + split metrics"),
     ("equivalence.py", "judge", "  equivalence.judge"),
     ("screen.py", "screen", "    float64 screen (kernel)"),
     ("equivalence.py", "run", "    unreliable points (_Recheck.run)"),
@@ -192,7 +192,7 @@ STAGES = [
     ("rewrites.py", "expand_arguments", "      expand_arguments"),
     ("canonical.py", "_zero_rule", "      _zero_rule (expand / numer-denom)"),
     ("metrics.py", "split_metrics", "  split_metrics (id + ood)"),
-    ("score.py", "_score_row", "build output rows"),
+    ("rows.py", "_score_row", "build output rows"),
 ]
 
 
@@ -204,7 +204,7 @@ def _profile_report(profiler) -> str:
         key = (Path(filename).name, function)
         old = cumulative.get(key, (0, 0.0))
         cumulative[key] = (old[0] + calls, max(old[1], cumtime))
-    total = cumulative.get(("score.py", "score_task"), (0, 1.0))[1]
+    total = cumulative.get(("task.py", "score_task"), (0, 1.0))[1]
     lines = ["| stage | calls | cumulative s | share of score_task |", "|---|---|---|---|"]
     for module, function, label in STAGES:
         calls, seconds = cumulative.get((module, function), (0, 0.0))

@@ -1,12 +1,15 @@
 """Submission scorers: columns of a score row computed from one submission (an
-extension point: ``register_scorer``).
+extension point: ``register_scorer``), and the step of ``score_task`` that adds them
+(``add_scorer_columns``).
 
 The built-in scorer kinds (``ScorerKind``: the phenomenal law, the mechanism and its
 derived law, the probe answers) are fused in ``fastscore.scoring.task``'s batch pipeline
 (parse -> solve -> evaluate every expression of a task at once -> judge).  After the
-law is judged, each registered ``SubmissionScorer`` is called once per unique
-submission (its phenomenal and mechanism texts) with a ``SubmissionContext`` and adds
-its columns to the row; the structure scores (``fastscore.scoring.structure``) are one.
+laws are judged, each ``SubmissionScorer`` is called once per unique submission (its
+phenomenal and mechanism texts) with a ``SubmissionContext`` and adds its columns to
+the row: first the built-in ones (``BUILTIN_SCORERS``: the structure scores,
+``fastscore.scoring.structure``, declared here and loaded when first called), then the
+registered ones.
 
 The contract:
 
@@ -15,7 +18,7 @@ The contract:
   refused), so the tables give them that type and the summary does not take a
   numeric one for a solver cost column.  The built-in scorers' columns are declared
   in ``fastscore.outputs.tables`` (``BUILTIN_SCORER_COLUMNS``), so reading tables loads no
-  scorer; their registration must match.
+  scorer.
 - ``score(context)``: a mapping of its columns; a missing column is null, other keys
   are ignored.  Called for every submission, whatever its status (a phenomenal one,
   one that does not parse or solve: return nulls, or say why in a column of your own).
@@ -29,8 +32,8 @@ The contract:
   error (the executor retries the submission alone, then writes an ``eval_error`` row).
 - Register it before scoring starts, in every process that scores or writes tables:
   the local executor's child is forked from the registering process; Ray workers
-  must import the registering module themselves (as ``fastscore.scoring.task`` imports
-  ``fastscore.scoring.structure``).  A worker's memo keeps the rows it has scored.
+  must import the registering module themselves.  A worker's memo keeps the rows it
+  has scored.
 
 This module loads neither SymEngine nor Numba.
 """
@@ -38,12 +41,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import polars as pl
 
 from fastscore.outputs import tables
-from fastscore.support.registry import Builtins
 
 if TYPE_CHECKING:
     import symengine as se
@@ -100,14 +103,25 @@ class SubmissionScorer:
     same_for_copies: bool = False
 
 
+def _structure(context: SubmissionContext) -> Mapping[str, object]:
+    """The structure scorer (``fastscore.scoring.structure.structure_score``), imported on
+    first call: it loads SymEngine and Numba."""
+    from fastscore.scoring.structure import structure_score
+    return structure_score(context)
+
+
+BUILTIN_SCORERS: tuple[SubmissionScorer, ...] = (
+    SubmissionScorer("structure", tables.STRUCTURE_SCHEMA, _structure, same_for_copies=True),
+)
+"""The built-in scorers, called first, in order; their columns are declared in
+``fastscore.outputs.tables.BUILTIN_SCORER_COLUMNS``."""
 SCORERS: list[SubmissionScorer] = []
-"""The registered scorers, called in order; built-in ones are added on first use."""
-_BUILTIN_SCORERS = Builtins("fastscore.scoring.structure")
+"""The registered scorers, called in order after the built-in ones."""
 
 
 def register_scorer(scorer: SubmissionScorer) -> None:
     """Add a scorer (after those there are) and its columns to ``SCORE_SCHEMA``."""
-    taken = {*SCORER_KINDS, *(s.name for s in SCORERS)}
+    taken = {*SCORER_KINDS, *(s.name for s in (*BUILTIN_SCORERS, *SCORERS))}
     if scorer.name in taken:
         raise ValueError(f"scorer name {scorer.name!r} is taken")
     declared = tables.BUILTIN_SCORER_COLUMNS.get(scorer.name)
@@ -134,6 +148,28 @@ def unregister_scorer(name: str) -> None:
 
 
 def submission_scorers() -> list[SubmissionScorer]:
-    """The registered scorers, the built-in ones included."""
-    _BUILTIN_SCORERS.load()
-    return SCORERS
+    """Every scorer, in the order called: the built-in ones, then the registered ones."""
+    return [*BUILTIN_SCORERS, *SCORERS]
+
+
+def add_scorer_columns(reference: Reference, settings: Settings, judged: Mapping[tuple, object]) -> None:
+    """Add every scorer's columns to the fields of each law ``judged`` in the batch (law
+    key -> ``fastscore.scoring.judge.JudgedLaw``), in order; a copy of a mechanism judged
+    before it takes that one's columns of the scorers ``same_for_copies``."""
+    scorers = submission_scorers()
+    scored: dict[tuple, dict] = {}  # columns by law key, for its copies
+    for key, (candidate, outcome, fields) in judged.items():
+        context = None  # built for the first scorer that runs (a copy's equations are renamed then)
+        original = None if candidate.copy_of is None else scored.get(candidate.copy_of[0])
+        for scorer in scorers:
+            if original is not None and scorer.same_for_copies:
+                fields.update((name, original[name]) for name in scorer.columns)
+                continue
+            if context is None:
+                context = SubmissionContext(reference, settings, *key, candidate.kind, MappingProxyType(fields),
+                                            candidate.expr, candidate.mechanism_equations(), candidate.solution,
+                                            outcome.verdict, outcome.recovered)
+            added = scorer.score(context)  # its declared columns only, a missing one null
+            fields.update(added if added.keys() == scorer.columns.keys() else
+                          {name: added.get(name) for name in scorer.columns})
+        scored[key] = fields

@@ -1,4 +1,4 @@
-"""The structure columns of a mechanism submission's score row (issue 14).
+"""The structure columns of a mechanism submission's score row.
 
 Against the problem's own mechanism (``fastscore.structure.graph_score`` and
 ``fastscore.structure.ast_score`` define the scores):
@@ -24,8 +24,9 @@ not parse, or a problem without a mechanism get nulls. The graph search is cappe
 ``Settings.structure_steps`` work units, so any mechanism (at most 64
 equations, the parser's limit) is bounded in time.
 
-The columns are a submission scorer's (``fastscore.scoring.scorers``), registered here as
-``structure``; their types are ``fastscore.outputs.tables.STRUCTURE_SCHEMA``.  They are the
+The columns are the built-in submission scorer ``structure``'s
+(``fastscore.scoring.scorers.BUILTIN_SCORERS`` calls `structure_score`); their types are
+``fastscore.outputs.tables.STRUCTURE_SCHEMA``.  They are the
 same for copies of a mechanism (its equations in another order, sides swapped,
 internal quantities renamed: ``fastscore.solve.copies``): every score is up to renaming and
 order, so a copy in a batch takes the first one's columns.
@@ -46,7 +47,7 @@ from fastscore.tapes.compile import UnsupportedExpression
 from fastscore.text.parse import parse_equation
 from fastscore.problems.model import Problem
 from fastscore.scoring.reference import Reference, reference_equations
-from fastscore.scoring.scorers import SubmissionContext, SubmissionScorer, register_scorer
+from fastscore.scoring.scorers import SubmissionContext
 from fastscore.settings import Settings
 from fastscore.solve.solution import Solution
 from fastscore.structure.ast_score import AstReference, equation_shapes
@@ -144,7 +145,7 @@ def _names(equation) -> frozenset[str]:
 
 def parse_submitted(problem: Problem, constants: Mapping[se.Basic, se.Basic],
                     mechanism: str) -> list[tuple[se.Basic, se.Basic]]:
-    """A submitted mechanism's equations as ``fastscore.scoring.task`` reads them, ``constants``
+    """A submitted mechanism's equations as ``fastscore.scoring.candidates`` reads them, ``constants``
     substituted (raises ``ParseError``)."""
     texts = split_equations(mechanism)
     names = (*problem.known_names, problem.target.name, *defined_constants(texts))
@@ -185,13 +186,11 @@ def structure_fields(reference: Reference, mechanism: str | None, solution: Solu
     return fields
 
 
-def _score(context: SubmissionContext) -> dict:
-    """The structure scorer: `structure_fields` of a submission, after its law is judged."""
+def structure_score(context: SubmissionContext) -> dict:
+    """The built-in ``structure`` scorer (``fastscore.scoring.scorers.BUILTIN_SCORERS``):
+    `structure_fields` of a submission, after its law is judged."""
     return structure_fields(context.reference, context.mechanism, context.solution, context.settings,
                             equations=context.equations, recovered=context.recovered)
-
-
-register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, _score, same_for_copies=True))
 
 
 def recovered_quantities(reference: Reference, solution: Solution, settings: Settings, *,

@@ -33,7 +33,7 @@ from fastscore.text.parse import parse_equation
 from fastscore.service.protocol import DEFAULT_BUDGET, EXTRAS
 from fastscore.service.public import PublicTask, excerpt, one_line
 from fastscore.solve.mechanism import SolveError, solve_mechanism
-from fastscore.text.tokens import DEFAULT_LIMITS, ParseError
+from fastscore.text.tokens import DEFAULT_LIMITS, ParseError, strip_comments
 
 __all__ = ["METRIC_KEYS", "RTOL", "feedback", "train_metrics"]
 
@@ -144,7 +144,7 @@ def _equations(task: PublicTask, submission: str | bytes) -> list[tuple[se.Basic
     submission = submission.removeprefix("\ufeff")
     if len(submission) > _MAX_TEXT:
         raise ParseError(f"submission is {len(submission)} characters long, limit {_MAX_TEXT}")
-    text = "\n".join(line.partition("#")[0] for line in submission.splitlines())
+    text = strip_comments(submission)  # always: every line break splits (``split_equations`` then sees no '#')
     texts = split_equations(text)
     if not texts:
         raise ParseError("empty submission: no equation")

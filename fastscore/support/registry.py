@@ -1,5 +1,5 @@
 """Built-in entries of a registry that live in other modules (MechBench's problem
-formats, its run-folder reader, the structure scorer): each such module registers its
+formats, its run-folder reader): each such module registers its
 entries when imported, and a registry imports them once, on its first read, so the
 registry's own module never imports them (no import circle, no cost until used)."""
 from __future__ import annotations

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import polars as pl
 
+from fastscore.text.tokens import comment_free_lines
 from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
 from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA
 from fastscore.sweeps.tree import MAX_FILE_BYTES, PROBES_FILE, SUBMISSION_FILE
@@ -169,8 +170,9 @@ def _read(path: str, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str | Non
 
 
 def submission_text(text: str) -> str:
-    """A MechBench submission without ``#`` comments: one equation a line (``;`` kept)."""
-    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    """A MechBench submission without ``#`` comments (``fastscore.text.tokens.comment_free_lines``):
+    one equation a line, stripped, empty lines dropped (``;`` kept)."""
+    lines = (line.strip() for line in comment_free_lines(text))
     return "\n".join(line for line in lines if line)
 
 

@@ -17,7 +17,7 @@ import symengine as se
 
 from fastscore.text.functions import CONSTANTS
 from fastscore.text.parse import parse_equation, parse_expression, short, symbol
-from fastscore.text.tokens import DEFAULT_LIMITS, Limits, ParseError, is_name
+from fastscore.text.tokens import DEFAULT_LIMITS, Limits, ParseError, comment_free_lines, is_name, strip_comments
 
 if TYPE_CHECKING:  # a type only: text sits below problems
     from fastscore.problems.model import Problem
@@ -37,13 +37,16 @@ _SEPARATORS = re.compile(r"[;\r\n]")
 def split_equations(text: str, *, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Split a mechanism into equation texts on newlines and ';' (stripped, empties
     dropped); ``#`` starts a comment that runs to the end of its line (MechBench's
-    submission format)."""
+    submission format, ``fastscore.text.tokens.strip_comments``).  Only a text that holds
+    a ``#`` goes through the stripper, which splits it at every line break
+    (``str.splitlines``); a text without one is split at ``\\n``, ``\\r`` and ``;`` only,
+    so a rarer line break (``\\u2028``, ``\\x0b``, ...) stays inside its equation."""
     if not isinstance(text, str):
         raise ParseError(f"expected mechanism text, got {type(text).__name__}")
     if len(text) > limits.max_chars * limits.max_equations:
         raise ParseError(f"mechanism is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
     if "#" in text:
-        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+        text = strip_comments(text)
     parts = [part.strip() for part in _SEPARATORS.split(text)]
     parts = [part for part in parts if part]
     if len(parts) > limits.max_equations:
@@ -151,7 +154,7 @@ def reply_equation(text: str, name: str, *, limits: Limits = DEFAULT_LIMITS) -> 
         raise ParseError(f"expected reply text, got {type(text).__name__}")
     if len(text) > limits.max_chars * limits.max_equations:
         raise ParseError(f"the reply is {len(text)} characters long, limit {limits.max_chars * limits.max_equations}")
-    parts = [part.strip() for line in text.splitlines() for part in line.split("#", 1)[0].split(";")]
+    parts = [part.strip() for line in comment_free_lines(text) for part in line.split(";")]
     parts = [part for part in parts if part]
     if not parts:
         raise ParseError(f"the reply holds no equation; expected exactly one '{name} = expression'")

@@ -1,5 +1,7 @@
 """Untrusted text -> tokens, and what every reader of submission text shares: the
-``Limits`` on the work one submission can cause and the one-line ``ParseError``.
+``Limits`` on the work one submission can cause, the one-line ``ParseError`` and the
+``#`` comments of MechBench's submission format (``comment_free_lines``,
+``strip_comments``).
 
 A token is its text; the END token is ``""``.  Whitespace separates tokens and is
 skipped.  The tokens are operators (``^`` is power, like ``**``), names (ASCII
@@ -38,6 +40,23 @@ class ParseError(ValueError):
     def __init__(self, message: str, column: int | None = None):
         super().__init__(message)
         self.column = column
+
+
+def comment_free_lines(text: str) -> list[str]:
+    """The lines of ``text`` (``str.splitlines``: ``\\n``, ``\\r``, ``\\r\\n`` and the other
+    Unicode line breaks) each cut at its first ``#``: a comment runs to the end of its
+    line, wherever the ``#`` stands (no quoting: the grammar has no strings).  Lines are
+    not stripped and empty ones are kept.  The one rule for MechBench's comments: every
+    reader of a submission, a probe reply or a feedback request goes through it
+    (``fastscore.text.answers``, ``fastscore.sweeps.mechbench_runs``,
+    ``fastscore.service.feedback``)."""
+    return [line.split("#", 1)[0] for line in text.splitlines()]
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its ``#`` comments: `comment_free_lines` joined by ``\\n`` (so every
+    line break becomes ``\\n``, and a final line break is dropped)."""
+    return "\n".join(comment_free_lines(text))
 
 
 _NAME_PATTERN = r"[^\W\d]\w*"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fastscore.scoring import task as score_task_module
+import fastscore.scoring.candidates as candidates_module
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.service.feedback import feedback
 from fastscore.text.parse import parse_equation
@@ -89,15 +89,15 @@ def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch):
     """One row whose solve never ends: it becomes a timeout row, solved once (not again
     alone), and the rest of its batch is scored as a batch."""
     calls = tmp_path / "calls"
-    original = score_task_module._build_candidate
+    original = candidates_module.build_candidate
 
-    def build(reference, key, **kwargs):
-        if key[0] == "v = bomb":
+    def build(reference, submission, **kwargs):
+        if submission.law == "v = bomb":
             with open(calls, "a") as f:
                 f.write("x")
             time.sleep(3600)
-        return original(reference, key, **kwargs)
-    monkeypatch.setattr(score_task_module, "_build_candidate", build)
+        return original(reference, submission, **kwargs)
+    monkeypatch.setattr(candidates_module, "build_candidate", build)
     problems = {p.task_id: p for p in load_problems(ROOT / "problems" / "example")}
     rows = [{"config": "c", "run": run, "task": TASK, "phenomenal": "v = bomb" if run == 3 else LAW,
              "submission_sha": f"sha{run}"} for run in range(30)]

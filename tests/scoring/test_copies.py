@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import fastscore.scoring.task as score_module
+import fastscore.scoring.candidates as candidates_module
 from fastscore.solve.copies import Copies, renamed as renamed_equations
 from fastscore.text.parse import parse_equation
 from fastscore.scoring.task import score_task
@@ -80,7 +80,7 @@ def test_copies_in_a_batch_score_as_each_would_alone(reference, monkeypatch):  #
         (renamed, '{"C": "free"}')])]
     alone = [score_task(reference, [row]) for row in rows]
     solved = []
-    monkeypatch.setattr(score_module, "solve_mechanism", lambda *a, **k: solved.append(1) or solve_mechanism(*a, **k))
+    monkeypatch.setattr(candidates_module, "solve_mechanism", lambda *a, **k: solved.append(1) or solve_mechanism(*a, **k))
     together, together_probes = score_task(reference, rows)
     assert len(solved) == 1  # the copies take the first one's solution
     timing = "parse_solve_seconds"

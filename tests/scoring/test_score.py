@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import fastscore.scoring.task as score_module
+import fastscore.scoring.judge as judge_module
 from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
@@ -87,8 +87,8 @@ def test_a_memo_across_batches_gives_the_same_rows(reference):
 
 def test_the_scorer_leaves_the_collector_alone(reference, monkeypatch):
     states = []
-    real = score_module._judge_law
-    monkeypatch.setattr(score_module, "_judge_law", lambda *args: states.append(gc.isenabled()) or real(*args))
+    real = judge_module.judge_law
+    monkeypatch.setattr(judge_module, "judge_law", lambda *args: states.append(gc.isenabled()) or real(*args))
     row = {"config": "c", "run": 0, "task": reference.problem.task_id, "phenomenal": reference.problem.law}
     score_task(reference, [row])
     assert states == [True]  # the executors pause it (tests/test_executors.py)
@@ -131,3 +131,28 @@ def test_rows_are_the_same_bits_in_processes_with_other_string_hashes():
                                 capture_output=True, text=True, env=env, check=True)
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
+
+
+def test_a_row_is_read_once_whatever_form_its_cells_take(reference):
+    """A mapping of answers scores as its JSON text, surrounding blanks are dropped and a
+    blank cell is no submission: the texts are normalised in one place (``Submission``)."""
+    as_text = mm_row(0, mechanism=MM_MECHANISM, probes='{"C": "C", "E_free": "E_T - C"}', wall_time=2.5)
+    as_mapping = mm_row(0, mechanism=f"  {MM_MECHANISM}\n", probes={"E_free": "E_T - C", "C": "C"},
+                        phenomenal=" ", wall_time=2.5)
+    (text_row,), text_probes = score_task(reference, [as_text])
+    (mapping_row,), mapping_probes = score_task(reference, [as_mapping])
+    timing = "parse_solve_seconds"
+    assert {k: v for k, v in text_row.items() if k != timing} == {k: v for k, v in mapping_row.items() if k != timing}
+    assert text_probes == mapping_probes
+    assert text_row["wall_time"] == 2.5 and "probes" not in text_row and "mechanism" not in text_row
+
+
+def test_the_structure_scorer_is_a_declared_built_in():
+    from fastscore.outputs.tables import STRUCTURE_SCHEMA
+    from fastscore.scoring.scorers import SCORERS, SubmissionScorer, register_scorer, submission_scorers
+    import fastscore.scoring.structure  # noqa: F401  (importing it registers nothing)
+    assert [s.name for s in SCORERS if s.name == "structure"] == []
+    first = submission_scorers()[0]
+    assert (first.name, dict(first.columns), first.same_for_copies) == ("structure", STRUCTURE_SCHEMA, True)
+    with pytest.raises(ValueError, match="'structure' is taken"):
+        register_scorer(SubmissionScorer("structure", STRUCTURE_SCHEMA, lambda context: {}))
