@@ -14,6 +14,7 @@ still a dependency.  The rules:
 - every package's ``__init__.py`` docstring says what it owns and what it may import
   ("May import: ..."), and the imports keep to that list.
 """
+
 from __future__ import annotations
 
 import ast
@@ -233,10 +234,17 @@ def test_no_private_name_crosses_a_package():
                     if is_module(target) and package_of(target) != home:
                         imported_modules[alias.asname or alias.name.split(".")[0]] = target
         for node in ast.walk(tree(module)):
-            if (isinstance(node, ast.Attribute) and is_private(node.attr) and isinstance(node.value, ast.Name)
-                    and node.value.id in imported_modules and alias_is_exact(module, node.value.id)):
-                crossings.append(f"{module_path(module).relative_to(REPO)}:{node.lineno}: "
-                                 f"{imported_modules[node.value.id]}.{node.attr}")
+            if (
+                isinstance(node, ast.Attribute)
+                and is_private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported_modules
+                and alias_is_exact(module, node.value.id)
+            ):
+                crossings.append(
+                    f"{module_path(module).relative_to(REPO)}:{node.lineno}: "
+                    f"{imported_modules[node.value.id]}.{node.attr}"
+                )
     assert crossings == [], "private names used from another package:\n" + "\n".join(sorted(crossings))
 
 
@@ -252,8 +260,11 @@ def alias_is_exact(module: str, local: str) -> bool:
 
 
 def test_no_module_is_longer_than_the_limit():
-    long = {str(path.relative_to(REPO)): n for path in modules().values()
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in modules().values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert long == {}, f"modules over {MAX_LINES} lines (split them by concern): {long}"
 
 
@@ -285,8 +296,9 @@ def test_kernels_import_from_a_plain_checkout():
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run([sys.executable, "-S", "-c", probe], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     origin, loaded, editable, heavy = json.loads(done.stdout)
     assert Path(origin) == SOURCE / "kernels" / "__init__.py"
@@ -340,7 +352,7 @@ def closure(package: str, seen: frozenset[str]) -> set[str]:
 
 def test_every_package_says_what_it_owns_and_what_it_may_import():
     missing = []
-    for name, path in packages().items():
+    for name in packages():
         docstring = ast.get_docstring(tree(f"fastscore.{name}"))
         if not docstring or len(docstring.split("May import")[0].split()) < 5:
             missing.append(f"{name}: no docstring saying what it owns")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,6 @@ import fastscore.scoring.task as score
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.service.feedback import feedback
 from fastscore.text.parse import parse_equation
-from fastscore.problems.model import load_problems
 from fastscore.settings import Settings
 from fastscore.solve.mechanism import SolveError, SolveTimeout, solve_mechanism
 from fastscore.text.tokens import Limits
@@ -22,7 +20,6 @@ from tests.support.public_tasks import ROLE_OF, demo_data, problem_json
 from fastscore.algebra.canonical import count_nodes
 from fastscore.service.public import public_task
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "michaelis-menten-rate"
 LAW = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
 
@@ -85,7 +82,7 @@ def test_a_dense_linear_block_stops_within_its_budget():
     assert solution.law is not None
 
 
-def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch):
+def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch, example_problems):
     """One row whose solve never ends: it becomes a timeout row, solved once (not again
     alone), and the rest of its batch is scored as a batch."""
     calls = tmp_path / "calls"
@@ -98,7 +95,7 @@ def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch):
             time.sleep(3600)
         return original(reference, key, **kwargs)
     monkeypatch.setattr(score, "_build_candidate", build)
-    problems = {p.task_id: p for p in load_problems(ROOT / "problems" / "example")}
+    problems = example_problems
     rows = [{"config": "c", "run": run, "task": TASK, "phenomenal": "v = bomb" if run == 3 else LAW,
              "submission_sha": f"sha{run}"} for run in range(30)]
     executor = LocalExecutor(problems, Settings(row_timeout=2.0))

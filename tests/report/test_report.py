@@ -19,7 +19,6 @@ from fastscore.report.stats import (cochran_across, cochran_q, domain_tests, hol
 from fastscore.run.job import score_sweep
 from tests.support.reports import SOLVE_RATE, synthetic_rows, write_output
 
-ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -201,9 +200,9 @@ def test_report_on_null_outcomes_and_an_empty_output(tmp_path):
 # ------------------------------------------------------------ bundled example
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory) -> Path:
+def example(tmp_path_factory, example_dir, example_sweep) -> Path:
     out = tmp_path_factory.mktemp("example")
-    score_sweep(ROOT / "problems" / "example", ROOT / "problems" / "example-sweep.jsonl", out,
+    score_sweep(example_dir, example_sweep, out,
                 executor="local", progress=False)
     return out
 
