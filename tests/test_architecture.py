@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "fastscore"
 MAX_LINES = 500
@@ -282,6 +284,7 @@ def test_kernels_import_only_numpy_numba_the_standard_library_and_themselves():
     assert foreign == []
 
 
+@pytest.mark.slow  # a new interpreter
 def test_kernels_import_from_a_plain_checkout():
     """``-S``: no ``.pth`` file runs, so no installed (editable) fastscore is on the path;
     the dependencies' site-packages are appended by hand, the checkout comes first."""

@@ -49,6 +49,7 @@ def _solve(text: str, **kwargs):
     return solve_mechanism(equations, knowns=["x", "z"], target="y", points={}, **kwargs)
 
 
+@pytest.mark.slow
 def test_a_chain_that_doubles_its_tree_is_solved_and_its_text_is_not_written(demo):
     # each step doubles the tree (2**22 nodes at a22) but adds two distinct nodes: the
     # solver, the tapes and the proofs work over distinct subexpressions
@@ -73,6 +74,7 @@ def test_constants_built_through_unknowns_are_bounded_like_literals(demo):
     assert answer["ok"] is False and answer["error_type"] == "SolveError"
 
 
+@pytest.mark.slow
 def test_a_dense_linear_block_stops_within_its_budget():
     with pytest.raises(SolveError, match="grows to|budget"):
         _solve(_dense(20))
@@ -82,6 +84,7 @@ def test_a_dense_linear_block_stops_within_its_budget():
     assert solution.law is not None
 
 
+@pytest.mark.slow
 def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch, example_problems):
     """One row whose solve never ends: it becomes a timeout row, solved once (not again
     alone), and the rest of its batch is scored as a batch."""

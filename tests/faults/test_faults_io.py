@@ -84,6 +84,7 @@ def test_a_lone_surrogate_is_the_row_s_error_or_names_file_and_line(tmp_path, ca
                                                "Unicode (a lone surrogate such as \\ud800)")
 
 
+@pytest.mark.slow
 def test_report_escapes_config_names_and_keeps_them_on_one_line(tmp_path, example_dir):
     evil = "<script>alert(1)</script>\nsecond line"
     rows = [{"config": config, "run": 0, "task": TASK, "phenomenal": LAW} for config in (evil, "plain")]
@@ -95,6 +96,7 @@ def test_report_escapes_config_names_and_keeps_them_on_one_line(tmp_path, exampl
     assert "<script>" not in (tmp_path / "out" / "report" / "report.html").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count,length", [(26, 12), (40, 30), (60, 200)])
 def test_the_legend_of_many_configurations_fits_the_figure(count, length):
     configs = [f"config-{i:02d}-" + "x" * length for i in range(count)]

@@ -25,6 +25,7 @@ def _loads_numba(code: str) -> bool:
         == "True"
 
 
+@pytest.mark.slow
 def test_the_tables_and_the_report_load_without_numba(tmp_path):
     assert not _loads_numba("import fastscore.outputs.tables")
     assert not _loads_numba("import fastscore.report.document")
@@ -47,6 +48,7 @@ def acc_001():
     tables.RATES.remove(ACC_001)
 
 
+@pytest.mark.slow
 def test_a_registered_rate_is_in_the_summary_the_strata_the_report_and_the_cli(tmp_path, capsys, acc_001, example_dir, example_sweep):
     out = tmp_path / "out"
     assert main(["score", "--problems", str(example_dir), "--sweep",

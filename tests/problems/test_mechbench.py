@@ -178,6 +178,7 @@ def test_cli_prepare_writes_mechbench_folders(tmp_path, capsys, example_dir):
     assert "only MechBench task files" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_every_shared_task_loads_and_validates(capsys):
     problems = load_problems(MECHBENCH)
     assert len(problems) == 23 and all(p.format == "mechbench" for p in problems)

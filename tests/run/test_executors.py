@@ -45,6 +45,7 @@ def test_the_executor_names_are_the_literal_type():
     assert executors.executor_names() == get_args(ExecutorName) == ("auto", "local", "ray")
 
 
+@pytest.mark.slow
 def test_a_registered_executor_writes_the_local_executors_tables(tmp_path, in_process, example_dir, example_sweep):
     score_sweep(example_dir, example_sweep, tmp_path / "local", executor="local", progress=False)
     score_sweep(example_dir, example_sweep, tmp_path / "mine", executor="in-process", progress=False)

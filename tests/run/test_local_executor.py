@@ -59,6 +59,7 @@ def problems(example_dir):
     return {p.task_id: p for p in load_problems(example_dir)}
 
 
+@pytest.mark.slow
 def test_hostile_rows_are_their_own_rows_and_neighbours_are_unaffected(problems):
     rows = [_row(0, LAW), _row(1, Hostile("stall")), _row(2, "v = k3*E_T"), _row(3, Hostile("die")),
             _row(4, Hostile("raise")), _row(5, Hostile("memory")), _row(6, LAW + " + 0")]
@@ -83,6 +84,7 @@ def test_hostile_rows_are_their_own_rows_and_neighbours_are_unaffected(problems)
     assert scores[7] == scores[0][:-1] + ("sha7",)
 
 
+@pytest.mark.slow
 def test_a_batch_waiting_behind_a_slow_one_is_not_charged_for_the_wait(problems, monkeypatch):
     """The clock of a batch starts when the child starts it: three batches of 1.2 s
     each, limit 2 x 1 s each, all come out scored."""
@@ -112,6 +114,7 @@ def test_ctrl_c_leaves_the_child_alone_and_close_stops_it(problems):
         os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_a_resumed_run_scores_the_rows_the_executor_failed_again(tmp_path, monkeypatch, example_dir):
     sweep = tmp_path / "sweep.jsonl"
     rows = [{"config": "c", "run": run, "task": TASK, "phenomenal": text}

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import polars as pl
+import pytest
 
 from fastscore.run import job as run
 from fastscore.kernels import jit
@@ -17,6 +18,7 @@ NOTICE = "compiling kernels (first run, ~20 s)"
 _IS_COLD = "from fastscore.kernels.jit import cache_is_cold; print(cache_is_cold())"
 
 
+@pytest.mark.slow
 def test_an_empty_numba_cache_is_cold_and_a_warmed_process_is_not(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))  # a cache folder with nothing in it
     cold = subprocess.run([sys.executable, "-c", _IS_COLD], env=env, capture_output=True, text=True, check=True)
@@ -25,6 +27,7 @@ def test_an_empty_numba_cache_is_cold_and_a_warmed_process_is_not(tmp_path):
     assert jit.KERNELS and jit.cache_is_cold() is False
 
 
+@pytest.mark.slow
 def test_the_notice_is_printed_with_the_bar_only_when_the_kernels_are_compiled(tmp_path, monkeypatch, capsys, example_dir, example_sweep):
     for cold in (True, False):
         monkeypatch.setattr(jit, "cache_is_cold", lambda cold=cold: cold)
@@ -44,6 +47,7 @@ def test_row_counts_of_text_sweeps_are_their_lines(tmp_path, example_sweep):
     assert approximate_rows(tmp_path / "last.jsonl") == 2
 
 
+@pytest.mark.slow
 def test_the_bar_has_the_sweeps_row_count_as_total_and_ends_there(tmp_path, monkeypatch, example_dir, example_sweep):
     bars = []
     make_bar = run._progress

@@ -17,6 +17,8 @@ from fastscore.run.executors.ray import RayExecutor  # noqa: E402
 from fastscore.run.job import _Tally, _units, score_sweep  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS, Settings  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 TIMINGS = ["parse_solve_seconds"]
 
 

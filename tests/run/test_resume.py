@@ -37,6 +37,7 @@ class _Interrupted(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch, example_dir):
     sweep = _sweep(tmp_path / "sweep.jsonl", runs=6)
     score_sweep(example_dir, sweep, tmp_path / "whole", executor="local", progress=False)
@@ -64,6 +65,7 @@ def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch, exam
         assert resumed[name].equals(whole[name]), name
 
 
+@pytest.mark.slow
 def test_a_grown_sweep_scores_only_new_rows_and_changed_settings_rescore(tmp_path, example_dir):
     out = tmp_path / "out"
     score_sweep(example_dir, _sweep(tmp_path / "small.jsonl", runs=2), out, executor="local", progress=False)

@@ -114,6 +114,7 @@ print(json.dumps(out, sort_keys=True))
 """
 
 
+@pytest.mark.slow
 def test_rows_are_the_same_bits_in_processes_with_other_string_hashes():
     """Which of several submissions deriving one law text gives its values follows the
     rows' order, not the order of a set of strings (which changes with the process's hash

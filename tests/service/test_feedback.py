@@ -216,6 +216,7 @@ def _cli(*args, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_answers_as_the_function(tmp_path, demo):
     folder = write_task(tmp_path / "task", ROLE_OF, demo.data)
     (tmp_path / "good.txt").write_text("k = 3\nh = k*x**2\ny*z = h\n")

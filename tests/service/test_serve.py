@@ -23,6 +23,8 @@ from tests.support.public_tasks import (HOSTILE, ROLE_OF, demo_data, multipart, 
                           write_task)
 from tests.support.live_service import BUDGET, WORKERS
 
+pytestmark = pytest.mark.slow
+
 
 
 

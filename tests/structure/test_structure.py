@@ -286,6 +286,7 @@ def test_phenomenal_and_unparsable_submissions_have_no_structure_scores(referenc
     assert broken["structure_note"] == "the mechanism does not parse"
 
 
+@pytest.mark.slow
 def test_the_new_columns_end_to_end_on_the_example(tmp_path, example_dir, example_sweep):
     summary = score_sweep(example_dir, example_sweep, tmp_path, executor="local")
     scores = pl.read_parquet(tmp_path / "scores.parquet")
@@ -323,6 +324,7 @@ def test_gap_table_on_hand_made_rows():
     assert rows[("b", "wrong")]["n"] == 1 and rows[("b", "wrong")]["recovered"] == 0.25  # null law is wrong
 
 
+@pytest.mark.slow
 def test_the_report_shows_the_gap_and_the_graphs(tmp_path, example_dir, example_sweep):
     score_sweep(example_dir, example_sweep, tmp_path, executor="local")
     report = write_report(tmp_path).read_text()

@@ -85,6 +85,7 @@ def test_a_hall_of_fame_needs_the_problem_set(tmp_path):
         list(read_sweep(_tree(tmp_path)))
 
 
+@pytest.mark.slow
 def test_a_hall_of_fame_is_scored_and_pysrs_choice_is_its_configs_answer(tmp_path, example_dir):
     out = tmp_path / "out"
     score_sweep(example_dir, _tree(tmp_path), out, tasks=[ORBIT], executor="local", progress=False)
