@@ -17,6 +17,8 @@ from fastscore.library.compose import CORE_SET_FILE, compose, core_set, instance
 from fastscore.text.parse import parse_equation, parse_expression, symbol
 from fastscore.problems.model import load_problems
 
+pytestmark = pytest.mark.slow
+
 LIBRARY = Path(__file__).resolve().parents[2] / "problems" / "mechbench"
 
 
@@ -33,7 +35,6 @@ def problems():
 # ------------------------------------------------------------------ generated files
 
 
-@pytest.mark.slow
 def test_committed_files_are_what_the_builder_writes():
     expected = library_files(LIBRARY)
     on_disk = {p.relative_to(LIBRARY).as_posix() for p in LIBRARY.glob("*/*.yaml")} | {CORE_SET_FILE}
@@ -42,7 +43,6 @@ def test_committed_files_are_what_the_builder_writes():
     assert stale == [], "run scripts/build_library.py"
 
 
-@pytest.mark.slow
 def test_every_family_has_32_loadable_instances(families, problems):
     assert len(families) == 8
     assert Counter(f.domain for f in families) == {"physics": 2, "chemistry": 2, "biology": 2, "materials": 2}
@@ -75,7 +75,6 @@ def _rendered(mechanism):
     return [(r.id, r.text(), r.description) for r in mechanism]
 
 
-@pytest.mark.slow
 def test_composition_does_not_depend_on_the_order(families):
     for family in families:
         reference = None
@@ -281,7 +280,6 @@ def _numeric_root(problem, point: dict[str, float], start: dict[str, float]) -> 
     return dict(zip(unknowns, fit.x * scale))
 
 
-@pytest.mark.slow
 def test_derived_law_solves_the_composed_mechanism(families, problems):
     from fastscore.scoring.reference import solve_reference_mechanism
 

@@ -74,6 +74,7 @@ def test_coupled_block_with_closed_forms(demo):
     assert answer["train"]["numerically_equivalent"] is True
 
 
+@pytest.mark.slow
 def test_implicit_target_is_solved_numerically():
     task = public_task(problem_json({"x": "input", "y": "target"}), implicit_data())
     answer = feedback(task, "y + exp(y) = x")
