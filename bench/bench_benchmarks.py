@@ -88,7 +88,7 @@ def bench_motion(repeat: int, n: int = 100, steps: int = 1000) -> dict[str, floa
     for name, (formulas, parameters) in laws.items():
         law = trajectories.compile_law(formulas, parameters, 2, settings.limits)
         trajectories.simulate(task, law, settings)  # warm-up (Numba)
-        out[name] = _median_time(lambda: trajectories.simulate(task, law, settings), repeat)
+        out[name] = _median_time(lambda law=law: trajectories.simulate(task, law, settings), repeat)
     return out
 
 

@@ -275,7 +275,7 @@ def build_requests(views: list[dict], repeats: int) -> list[tuple[str, bytes, st
     """Every submission of every task ``repeats`` times, each made distinct by a comment."""
     requests = []
     counter = 0
-    for repeat in range(repeats):
+    for _repeat in range(repeats):
         for view in views:
             for name, text in view["submissions"].items():
                 counter += 1

@@ -127,7 +127,7 @@ def _baseline(problem, equations, points, explicit, n_samples):
     started = time.perf_counter()
     for s in range(n_samples):
         values = [points[n][s] for n in problem.known_names]
-        scipy.optimize.least_squares(lambda u: residuals(values, u), np.ones(len(unknowns)))
+        scipy.optimize.least_squares(lambda u, values=values: residuals(values, u), np.ones(len(unknowns)))
     per_sample = (time.perf_counter() - started) / n_samples
     return solve_seconds, solve_seconds + per_sample * N_POINTS
 

@@ -40,6 +40,7 @@ def test_several_problem_paths_are_one_problem_set(tmp_path):
     assert digest_problems(PROBLEMS) == digest_problems(str(PROBLEMS))  # a resumed run sees the same digest
 
 
+@pytest.mark.slow
 def test_score_takes_several_problem_paths(tmp_path, capsys):
     single, folder = _split_example(tmp_path)
     out = tmp_path / "out"
@@ -124,6 +125,7 @@ def _without_timing(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.drop("parse_solve_seconds", "submission_sha", strict=False)
 
 
+@pytest.mark.slow
 def test_the_api_scores_rows_in_memory_as_it_scores_the_file(tmp_path):
     on_disk = tmp_path / "out"
     score_sweep(PROBLEMS, SWEEP, on_disk, executor="local", progress=False)

@@ -11,16 +11,15 @@ from fastscore.cli import main
 from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT / "problems" / "example"
 SWEEP = ROOT / "problems" / "example-sweep.jsonl"
 TASKS = ("circular-orbit-period", "michaelis-menten-rate", "vacancy-diffusion-original",
          "vacancy-diffusion-variant-1-2")
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory) -> Path:
+def scored(tmp_path_factory, example_dir) -> Path:
     out = tmp_path_factory.mktemp("example")
-    score_sweep(PROBLEMS, SWEEP, out, executor="local", progress=False)
+    score_sweep(example_dir, SWEEP, out, executor="local", progress=False)
     return out
 
 
@@ -105,19 +104,19 @@ def test_meta_records_settings_versions_and_digests(scored):
     assert meta["counts"]["status"]["missing"] == 1
 
 
-def test_every_sweep_format_gives_the_same_scores(scored, tmp_path):
+def test_every_sweep_format_gives_the_same_scores(scored, tmp_path, example_dir):
     frame = pl.read_ndjson(SWEEP).with_columns(pl.col("probes").map_elements(
         lambda v: None if v is None else json.dumps(v, sort_keys=True) if isinstance(v, dict) else v,
         return_dtype=pl.Utf8))
     frame.write_parquet(tmp_path / "sweep.parquet")
-    score_sweep(PROBLEMS, tmp_path / "sweep.parquet", tmp_path / "out", executor="local", progress=False)
+    score_sweep(example_dir, tmp_path / "sweep.parquet", tmp_path / "out", executor="local", progress=False)
     columns = ["config", "run", "task", "status", "p_verdict", "id_max_rel_err", "m_correct"]
     expected = pl.read_parquet(scored / "scores.parquet").select(columns)
     assert pl.read_parquet(tmp_path / "out" / "scores.parquet").select(columns).equals(expected)
 
 
-def test_cli_scores_and_exits_zero(tmp_path, capsys):
-    assert main(["score", "--problems", str(PROBLEMS), "--sweep", str(SWEEP), "--out", str(tmp_path),
+def test_cli_scores_and_exits_zero(tmp_path, capsys, example_dir):
+    assert main(["score", "--problems", str(example_dir), "--sweep", str(SWEEP), "--out", str(tmp_path),
                  "--executor", "local", "--no-progress"]) == 0
     assert "oracle" in capsys.readouterr().out
     assert (tmp_path / "summary.parquet").exists()
@@ -129,11 +128,11 @@ def test_cli_scores_and_exits_zero(tmp_path, capsys):
     ("config,run\nx,0\n", ".csv", "task"),
     ('{"config": "x", "task": "no-such-task", "phenomenal": "1"}\n', ".jsonl", "no row"),
 ])
-def test_cli_unusable_input_exits_2_with_one_line(tmp_path, capsys, sweep_text, suffix, message):
+def test_cli_unusable_input_exits_2_with_one_line(tmp_path, capsys, sweep_text, suffix, message, example_dir):
     sweep = tmp_path / f"sweep{suffix}"
     if sweep_text is not None:
         sweep.write_text(sweep_text)
-    code = main(["score", "--problems", str(PROBLEMS), "--sweep", str(sweep), "--out", str(tmp_path / "o"),
+    code = main(["score", "--problems", str(example_dir), "--sweep", str(sweep), "--out", str(tmp_path / "o"),
                  "--executor", "local"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and message in err[0]
@@ -148,9 +147,9 @@ def _typo_sweep(tmp_path: Path) -> Path:
     return sweep
 
 
-def test_rows_naming_an_unknown_task_are_a_warning_with_names(tmp_path, capsys):
+def test_rows_naming_an_unknown_task_are_a_warning_with_names(tmp_path, capsys, example_dir):
     out = tmp_path / "out"
-    assert main(["score", "--problems", str(PROBLEMS), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
+    assert main(["score", "--problems", str(example_dir), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
                  "--executor", "local", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "fastscore: warning: 1 sweep row(s) name 1 task(s) not in the problem set " \
@@ -162,9 +161,9 @@ def test_rows_naming_an_unknown_task_are_a_warning_with_names(tmp_path, capsys):
     assert oracle["sa_p"] == pytest.approx(7 / 8)  # the renamed row is a missing cell of run 0
 
 
-def test_strict_stops_on_an_unknown_task_with_one_line(tmp_path, capsys):
+def test_strict_stops_on_an_unknown_task_with_one_line(tmp_path, capsys, example_dir):
     out = tmp_path / "out"
-    code = main(["score", "--problems", str(PROBLEMS), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
+    code = main(["score", "--problems", str(example_dir), "--sweep", str(_typo_sweep(tmp_path)), "--out", str(out),
                  "--executor", "local", "--no-progress", "--strict"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
@@ -173,11 +172,11 @@ def test_strict_stops_on_an_unknown_task_with_one_line(tmp_path, capsys):
     assert not (out / "summary.parquet").exists()
 
 
-def test_strict_passes_a_clean_sweep_and_rows_outside_a_task_selection(tmp_path, capsys):
+def test_strict_passes_a_clean_sweep_and_rows_outside_a_task_selection(tmp_path, capsys, example_dir):
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("michaelis-menten-rate\n")
     out = tmp_path / "out"
-    assert main(["score", "--problems", str(PROBLEMS), "--sweep", str(SWEEP), "--out", str(out), "--tasks",
+    assert main(["score", "--problems", str(example_dir), "--sweep", str(SWEEP), "--out", str(out), "--tasks",
                  str(tasks), "--executor", "local", "--no-progress", "--strict"]) == 0
     assert "not in the problem set" not in capsys.readouterr().err
     meta = json.loads((out / "meta.json").read_text())
@@ -211,14 +210,14 @@ HOSTILE = [
 ]
 
 
-def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path):
+def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path, example_dir):
     rows = [{"config": "hostile", "run": 0, "task": "michaelis-menten-rate", "phenomenal": text} for text in HOSTILE]
     rows = [dict(r, run=i) for i, r in enumerate(rows)]
     rows.append({"config": "hostile", "run": len(rows), "task": "michaelis-menten-rate",
                  "phenomenal": "v = k3*E_T*S/((k2 + k3)/k1 + S)"})
     sweep = tmp_path / "hostile.jsonl"
     sweep.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    score_sweep(PROBLEMS, sweep, tmp_path / "out", executor="local", progress=False)
+    score_sweep(example_dir, sweep, tmp_path / "out", executor="local", progress=False)
     scores = pl.read_parquet(tmp_path / "out" / "scores.parquet").filter(pl.col("task") == "michaelis-menten-rate")
     assert scores.height == len(rows)
     bad = scores.filter(pl.col("run") < len(HOSTILE))
@@ -227,12 +226,12 @@ def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path):
     assert scores.filter(pl.col("run") == len(HOSTILE))["p_equivalent"].to_list() == [True]
 
 
-def test_cli_data_writes_the_splits_scoring_uses(tmp_path):
+def test_cli_data_writes_the_splits_scoring_uses(tmp_path, example_dir):
     from fastscore.problems.splits import read_npz
     from fastscore.problems.formats import load_problems
     from fastscore.scoring.reference import build_reference
-    assert main(["data", "--problems", str(PROBLEMS), "--out", str(tmp_path)]) == 0
-    problem = next(p for p in load_problems(PROBLEMS) if p.task_id == "michaelis-menten-rate")
+    assert main(["data", "--problems", str(example_dir), "--out", str(tmp_path)]) == 0
+    problem = next(p for p in load_problems(example_dir) if p.task_id == "michaelis-menten-rate")
     written = read_npz(tmp_path / "michaelis-menten-rate.npz")
     used = build_reference(problem).splits
     assert written.variables == used.variables == ("v", "S", "E_T", "k1", "k2", "k3")
@@ -240,11 +239,11 @@ def test_cli_data_writes_the_splits_scoring_uses(tmp_path):
         assert (getattr(written, split) == getattr(used, split)).all()
 
 
-def test_cli_prepare_keeps_answers_private_unless_asked(tmp_path):
-    assert main(["prepare", "--problems", str(PROBLEMS), "--out", str(tmp_path / "public")]) == 0
+def test_cli_prepare_keeps_answers_private_unless_asked(tmp_path, example_dir):
+    assert main(["prepare", "--problems", str(example_dir), "--out", str(tmp_path / "public")]) == 0
     view = (tmp_path / "public" / "vacancy-diffusion-variant-1-2" / "problem.json").read_text()
     for secret in ("Omega * p**2", "cv / (1 + 3", '"probes"', '"mutations"', '"intermediates"', "Mobile"):
         assert secret not in view
     assert (tmp_path / "public" / "vacancy-diffusion-variant-1-2" / "data_train.npy").exists()
-    assert main(["prepare", "--problems", str(PROBLEMS), "--out", str(tmp_path / "private"), "--save-answer"]) == 0
+    assert main(["prepare", "--problems", str(example_dir), "--out", str(tmp_path / "private"), "--save-answer"]) == 0
     assert "Omega" in (tmp_path / "private" / "vacancy-diffusion-variant-1-2" / "answer.json").read_text()

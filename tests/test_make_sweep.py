@@ -39,6 +39,7 @@ def _disagreements(scores: pl.DataFrame) -> pl.DataFrame:
         "task", "status", "error", "p_equivalent", "p_verdict", "m_correct", "planted_kind", "planted_detail")
 
 
+@pytest.mark.slow
 @requires_mdbench
 def test_fastscore_reproduces_the_planted_truth_on_300_rows_over_the_72_mdbench_problems(tmp_path):
     stats = make_sweep.write_sweep(EXTERNAL, tmp_path / "sweep.parquet", rows=300, seed=11)
@@ -52,6 +53,7 @@ def test_fastscore_reproduces_the_planted_truth_on_300_rows_over_the_72_mdbench_
     assert _disagreements(scores).to_dicts() == []
 
 
+@pytest.mark.slow
 def test_fastscore_reproduces_planted_probe_answers_on_the_example_problems(tmp_path):
     make_sweep.write_sweep(EXAMPLE, tmp_path / "sweep.parquet", rows=48, seed=3)
     scores = _score(EXAMPLE, tmp_path / "sweep.parquet", tmp_path / "out")
@@ -121,6 +123,7 @@ MECHBENCH = ROOT / "problems" / "mechbench"
 THERMOELASTIC = "thermoelastic-heating-response"
 
 
+@pytest.mark.slow
 def test_a_wrong_mechanism_scales_the_equation_defining_the_target():
     """Scaling the last equation holding F, ``delta_b = L*eps_T - F*L/(A_b*E_T)``,
     changes a quantity downstream of F, not the law (fastscore rightly proved such
@@ -136,6 +139,7 @@ def test_a_wrong_mechanism_scales_the_equation_defining_the_target():
     assert check.mechanism_differs(problem, "\n".join(scaled))
 
 
+@pytest.mark.slow
 def test_every_planted_wrong_mechanism_of_a_family_is_judged_different(tmp_path):
     """The 32 thermoelastic instances: fastscore's verdict on each planted wrong
     mechanism is 'different' (every one was proven equivalent before: the issue's sweep
@@ -176,6 +180,7 @@ def test_sweep_is_deterministic_streamed_and_has_one_row_per_cell(tmp_path):
     assert a.sort("config", "run", "task").equals(a)
 
 
+@pytest.mark.slow
 def test_realised_duplicate_rate_matches_the_file_and_the_parameter(tmp_path):
     stats = make_sweep.write_sweep(EXAMPLE, tmp_path / "s.parquet", rows=2000, duplicate_rate=0.6, seed=1)
     frame = pl.read_parquet(tmp_path / "s.parquet")

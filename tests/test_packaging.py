@@ -55,6 +55,7 @@ def test_the_distribution_name_and_extras_are_the_ones_the_errors_name():
     assert not any(module in core for modules in extras.EXTRAS.values() for module in modules)
 
 
+@pytest.mark.slow
 def test_version_from_the_command_and_as_a_module(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])

@@ -3,7 +3,6 @@ each used by the scorer; the settings that cannot change a row do not block a re
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 
@@ -14,15 +13,14 @@ from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS, Settings, scalar_settings
 from fastscore.text.tokens import Limits
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "problems" / "example"
 TASK = "michaelis-menten-rate"
 LAW = "v = k3*E_T*S/(k1 + S)"  # not the law: k1 stands where K_M = (k2 + k3)/k1 should
 MECHANISM = "r_on = k1*E_free*S; r_off = k2*C; r_cat = k3*C; r_on = r_off + r_cat; E_T = E_free + C; v = r_cat"
 
 
 @pytest.fixture(scope="module")
-def reference():
-    return build_reference(next(p for p in load_problems(EXAMPLE) if p.task_id == TASK))
+def reference(example_dir):
+    return build_reference(next(p for p in load_problems(example_dir) if p.task_id == TASK))
 
 
 def _score(reference, settings, **row):

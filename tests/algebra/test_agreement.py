@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fastscore.algebra.agreement import agree, agrees
 from fastscore.kernels import classify
@@ -23,6 +24,7 @@ def test_the_rule_is_relative_and_symmetric():
     assert [agrees(x, y, rtol=1e-6) for x, y in zip(a[:50], b[:50])] == agree(a[:50], b[:50], rtol=1e-6).tolist()
 
 
+@pytest.mark.slow
 def test_the_screen_kernel_trusts_exactly_the_points_the_rule_accepts():
     a, b = _pairs()
     unreliable, invalid = classify(a, b, rtol=1e-6)

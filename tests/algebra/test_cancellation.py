@@ -45,6 +45,7 @@ def test_the_domain_holds_the_clamped_region(domain):
     assert 50 < np.sum(exposure <= 3200) < 550  # exactly 0 there, positive elsewhere
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("swap", [False, True])
 def test_a_decimal_constant_that_cancels_to_a_residue_is_equivalent(domain, swap):
     pair = (_answer(DECIMAL), MECHANISM)
@@ -89,6 +90,7 @@ def test_a_linear_clamp_off_within_rtol_agrees_and_beyond_differs(domain):
     assert _verdict(clamp.format(k="1.00001"), reference, domain).provenance == "different"
 
 
+@pytest.mark.slow
 def test_validate_accepts_the_decimal_answer_of_the_real_task(tmp_path):
     source = Path(__file__).resolve().parents[1] / "data" / "mechbench-tasks" / "material" / \
         "Thermoelastic Heating Response - Variant 3-4.yaml"

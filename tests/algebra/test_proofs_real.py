@@ -36,6 +36,7 @@ def _rows(task: str, mechanisms, probes=None) -> list[dict]:
              **({} if probes is None else {"probes": json.dumps(probes)})} for i, m in enumerate(mechanisms)]
 
 
+@pytest.mark.slow
 def test_the_six_real_attempts_the_harness_proves_are_proven(references):
     rows = [json.loads(line) for line in (DATA / "sweep.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(r["harness_law_symbolic"] for r in rows)

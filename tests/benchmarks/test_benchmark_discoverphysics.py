@@ -51,6 +51,7 @@ def test_predicted_trajectories_are_scored_and_checked():
         score_attempt(SPRINGS, json.dumps({"trajectories": [[["a", 1]]]}), Settings())
 
 
+@pytest.mark.slow
 def test_the_spring_law_reproduces_the_exact_solution():
     rk4 = score_attempt(SPRINGS, SPRING_LAW, Settings())
     assert rk4["dp_submission"] == "law" and rk4["dp_steps"] == 20 * 10

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,6 @@ import fastscore.scoring.candidates as candidates_module
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.service.feedback import feedback
 from fastscore.text.parse import parse_equation
-from fastscore.problems.formats import load_problems
 from fastscore.settings import Settings
 from fastscore.solve.mechanism import SolveError, SolveTimeout, solve_mechanism
 from fastscore.text.tokens import Limits
@@ -22,7 +20,6 @@ from tests.support.public_tasks import ROLE_OF, demo_data, problem_json
 from fastscore.algebra.sizes import count_nodes
 from fastscore.service.public import public_task
 
-ROOT = Path(__file__).resolve().parents[2]
 TASK = "michaelis-menten-rate"
 LAW = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
 
@@ -52,6 +49,7 @@ def _solve(text: str, **kwargs):
     return solve_mechanism(equations, knowns=["x", "z"], target="y", points={}, **kwargs)
 
 
+@pytest.mark.slow
 def test_a_chain_that_doubles_its_tree_is_solved_and_its_text_is_not_written(demo):
     # each step doubles the tree (2**22 nodes at a22) but adds two distinct nodes: the
     # solver, the tapes and the proofs work over distinct subexpressions
@@ -76,6 +74,7 @@ def test_constants_built_through_unknowns_are_bounded_like_literals(demo):
     assert answer["ok"] is False and answer["error_type"] == "SolveError"
 
 
+@pytest.mark.slow
 def test_a_dense_linear_block_stops_within_its_budget():
     with pytest.raises(SolveError, match="grows to|budget"):
         _solve(_dense(20))
@@ -85,7 +84,8 @@ def test_a_dense_linear_block_stops_within_its_budget():
     assert solution.law is not None
 
 
-def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch, example_problems):
     """One row whose solve never ends: it becomes a timeout row, solved once (not again
     alone), and the rest of its batch is scored as a batch."""
     calls = tmp_path / "calls"
@@ -98,7 +98,7 @@ def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, monkeypatch):
             time.sleep(3600)
         return original(reference, submission, **kwargs)
     monkeypatch.setattr(candidates_module, "build_candidate", build)
-    problems = {p.task_id: p for p in load_problems(ROOT / "problems" / "example")}
+    problems = example_problems
     rows = [{"config": "c", "run": run, "task": TASK, "phenomenal": "v = bomb" if run == 3 else LAW,
              "submission_sha": f"sha{run}"} for run in range(30)]
     executor = LocalExecutor(problems, Settings(row_timeout=2.0))

@@ -16,6 +16,8 @@ import pytest
 from fastscore.support.lifeline import RunLock, pid_alive
 from fastscore.run.job import OutputBusy, _locked, score_sweep
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = ROOT / "problems" / "example"
 LAW = "T = 2*pi*sqrt(r**3/(G*M))"

@@ -89,6 +89,7 @@ def test_duplicate_parquet_columns_and_a_corrupt_page_give_one_line(capsys, tmp_
 
 # ---------------------------------------------------------------- rows set aside: counted and reported
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["null-config.jsonl", "missing-task.jsonl"])
 def test_rows_without_config_or_task_are_skipped_and_counted(capsys, tmp_path, name):
     code, err = _score(capsys, INPUTS / name, tmp_path / "out")
@@ -137,6 +138,7 @@ def _tree(root: Path, outside: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_directory_sweep_reads_only_regular_files_inside_the_tree(tmp_path):
     tree = _tree(tmp_path / "tree", tmp_path / "outside")
     script = (f"from fastscore.run.job import score_sweep\n"
@@ -162,6 +164,7 @@ def test_a_directory_sweep_reads_only_regular_files_inside_the_tree(tmp_path):
 
 # ---------------------------------------------------------------- problem files
 
+@pytest.mark.slow
 def test_a_billion_laughs_problem_name_is_refused_at_once(tmp_path):
     problems = tmp_path / "problems"
     problems.mkdir()
@@ -195,6 +198,7 @@ def test_settings_are_checked_for_python_callers_too():
     assert Settings(rtol=1e-9, n_points=1).n_points == 1
 
 
+@pytest.mark.slow
 def test_an_unreachable_ray_address_fails_within_seconds(tmp_path):
     script = (f"from fastscore.cli import main\nraise SystemExit(main(['score', '--problems', {str(PROBLEMS)!r}, "
               f"'--sweep', {str(INPUTS / 'null-config.jsonl')!r}, '--out', {str(tmp_path / 'out')!r}, "
@@ -207,6 +211,7 @@ def test_an_unreachable_ray_address_fails_within_seconds(tmp_path):
 
 # ---------------------------------------------------------------- the output directory
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_out_is_refused_while_the_first_runs(capsys, tmp_path):
     from fastscore.run.job import _locked
     out = tmp_path / "out"
@@ -217,6 +222,7 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_runs(capsys, tm
     assert _score(capsys, INPUTS / "null-config.jsonl", out)[0] == 0  # released
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_the_old_tables_whole_and_gives_one_line(capsys, tmp_path, monkeypatch):
     out = tmp_path / "out"
     sweep = INPUTS / "null-config.jsonl"
@@ -240,6 +246,7 @@ def test_a_read_only_out_gives_one_line(capsys, tmp_path, monkeypatch):
     _one_error_line(*_score(capsys, INPUTS / "null-config.jsonl", tmp_path / "out"), "Permission denied")
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_command_gives_one_line_and_exit_130_and_the_rerun_resumes_exactly(tmp_path):
     """A real SIGINT to the whole process group, as a terminal's Ctrl-C, mid-run."""
     rows = [{"config": f"c{i}", "run": 0, "task": TASK, "phenomenal": f"T = 2*pi*r*sqrt(r/(G*M))*(1 + {i}e-12)"}
@@ -272,6 +279,7 @@ def test_ctrl_c_on_the_command_gives_one_line_and_exit_130_and_the_rerun_resumes
         assert resumed.equals(whole), table
 
 
+@pytest.mark.slow
 def test_ctrl_c_gives_one_line_and_exit_130_and_the_rerun_resumes(capsys, tmp_path, monkeypatch):
     from fastscore.run.parts import PartStore
     out = tmp_path / "out"
@@ -302,6 +310,7 @@ def test_a_constant_beyond_float64_is_a_parse_error(tmp_path):
 
 # ---------------------------------------------------------------- the report
 
+@pytest.mark.slow
 def test_the_report_shows_any_config_name_and_26_configs_legibly(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
@@ -347,6 +356,7 @@ def _rows_of(name: str, tmp_path: Path, *, row_timeout: float | None = None) -> 
     return {row["finding"]: row for row in scores.iter_rows(named=True)}
 
 
+@pytest.mark.slow
 def test_a_row_that_stalled_the_solver_is_bounded_and_its_neighbour_is_unaffected(tmp_path):
     """Finding 1: ``r*T = (r+M+m+G+1)**100`` took 67 s and 6 GB in the solver's
     coefficient extraction (an unguarded expansion, SymEngine's C++, which no signal
@@ -358,6 +368,7 @@ def test_a_row_that_stalled_the_solver_is_bounded_and_its_neighbour_is_unaffecte
     assert (rows[0]["status"], rows[0]["p_verdict"], rows[0]["p_equivalent"]) == ("ok", "proven", True)
 
 
+@pytest.mark.slow
 def test_the_proof_rung_and_the_tapes_stay_bounded(tmp_path):
     """Finding 2: the proof rung skips the 12,341-term expansion of a function argument
     (``numeric``; it took minutes); finding 3: the 20-step substitution chain is

@@ -34,6 +34,7 @@ def _formulas():
                 yield case, text
 
 
+@pytest.mark.slow
 def test_bounds_hold_against_high_precision_on_the_corpus():
     """Every finite bound covers the true error; values equal the batch kernel's."""
     checked = finite = 0

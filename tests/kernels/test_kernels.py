@@ -466,6 +466,7 @@ def test_x_with_too_few_rows_is_rejected():
         evaluate(tape, np.ones((2, 4)))
 
 
+@pytest.mark.slow
 def test_compiled_kernel_is_loaded_from_cache_by_a_new_process():
     evaluate(compile_tape(x + 1, ["x"]), np.ones((1, 3)))  # ensure the cache is written
     script = (

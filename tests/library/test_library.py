@@ -17,6 +17,8 @@ from fastscore.library.compose import CORE_SET_FILE, compose, core_set, instance
 from fastscore.text.parse import parse_equation, parse_expression, symbol
 from fastscore.problems.formats import load_problems
 
+pytestmark = pytest.mark.slow
+
 LIBRARY = Path(__file__).resolve().parents[2] / "problems" / "mechbench"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import polars as pl
@@ -26,6 +25,7 @@ def _loads_numba(code: str) -> bool:
         == "True"
 
 
+@pytest.mark.slow
 def test_the_tables_and_the_report_load_without_numba(tmp_path):
     assert not _loads_numba("import fastscore.outputs.tables")
     assert not _loads_numba("import fastscore.report.document")
@@ -38,7 +38,6 @@ def test_the_tables_and_the_report_load_without_numba(tmp_path):
 
 # ------------------------------------------------- a new rate is one registration
 
-ROOT = Path(__file__).resolve().parents[2]
 ACC_001 = tables.Rate("acc_id_001", "Acc ID 0.01", (pl.col("id_max_rel_err") <= 0.01).fill_null(False).mean(), True)
 
 
@@ -49,10 +48,11 @@ def acc_001():
     tables.RATES.remove(ACC_001)
 
 
-def test_a_registered_rate_is_in_the_summary_the_strata_the_report_and_the_cli(tmp_path, capsys, acc_001):
+@pytest.mark.slow
+def test_a_registered_rate_is_in_the_summary_the_strata_the_report_and_the_cli(tmp_path, capsys, acc_001, example_dir, example_sweep):
     out = tmp_path / "out"
-    assert main(["score", "--problems", str(ROOT / "problems" / "example"), "--sweep",
-                 str(ROOT / "problems" / "example-sweep.jsonl"), "--out", str(out), "--executor", "local"]) == 0
+    assert main(["score", "--problems", str(example_dir), "--sweep",
+                 str(example_sweep), "--out", str(out), "--executor", "local"]) == 0
     assert "acc_id_001" in capsys.readouterr().out
     scores = pl.read_parquet(out / "scores.parquet")
     expected = scores.group_by("config", "run").agg((pl.col("id_max_rel_err") <= 0.01).fill_null(False).mean()

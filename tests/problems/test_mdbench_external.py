@@ -16,6 +16,7 @@ def test_all_72_external_problems_load():
     assert len(PROBLEMS) == 72
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.task_id)
 def test_reference_law_is_equivalent_to_itself_and_rewrites_and_not_to_a_near_miss(problem):
     reference = build_reference(problem)

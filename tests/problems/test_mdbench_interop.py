@@ -32,6 +32,8 @@ from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
 from fastscore.scoring.written import written_values
 
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 PROBLEM_DIR = DATA / "mdbench-problems"
 OUTPUTS = DATA / "mdbench-outputs"

@@ -17,7 +17,6 @@ from fastscore.scoring.reference import build_reference
 from fastscore.settings import Settings
 from tests.support.mechbench_tasks import SMALL, orbit_task, write_task
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "problems" / "example"
 
 
 
@@ -62,9 +61,9 @@ def test_domain_is_the_top_folder(tmp_path):
     assert load_problem(write_task(tmp_path / "b", task, None), root=tmp_path / "b").domain is None
 
 
-def test_a_directory_may_mix_both_formats(tmp_path):
+def test_a_directory_may_mix_both_formats(tmp_path, example_dir):
     write_task(tmp_path, orbit_task())
-    (tmp_path / "mm.yaml").write_text((EXAMPLE / "michaelis-menten-rate.yaml").read_text())
+    (tmp_path / "mm.yaml").write_text((example_dir / "michaelis-menten-rate.yaml").read_text())
     problems = load_problems(tmp_path)
     assert [(p.task_id, p.format) for p in problems] == [("Toy Orbit - Variant 1-3", "mechbench"), ("mm", "mdbench")]
 
@@ -171,15 +170,16 @@ def test_bad_task_folders_are_clear_errors(tmp_path, change, message):
         load_problems(tmp_path / "t")
 
 
-def test_cli_prepare_writes_mechbench_folders(tmp_path, capsys):
+def test_cli_prepare_writes_mechbench_folders(tmp_path, capsys, example_dir):
     write_task(tmp_path / "src", orbit_task())
     assert main(["prepare", "--problems", str(tmp_path / "src"), "--out", str(tmp_path / "out"),
                  "--layout", "mechbench", "--save-answer"]) == 0
     assert (tmp_path / "out" / "Toy Orbit - Variant 1-3" / "answer" / "answer.json").is_file()
-    assert main(["prepare", "--problems", str(EXAMPLE), "--out", str(tmp_path / "x"), "--layout", "mechbench"]) == 2
+    assert main(["prepare", "--problems", str(example_dir), "--out", str(tmp_path / "x"), "--layout", "mechbench"]) == 2
     assert "only MechBench task files" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_every_shared_task_loads_and_validates(capsys):
     problems = load_problems(MECHBENCH)
     assert len(problems) == 23 and all(p.format == "mechbench" for p in problems)

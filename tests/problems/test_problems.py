@@ -143,6 +143,7 @@ def test_constants_missing_and_extra_top_level_fields_ignored(tmp_path):
 
 # --- field-level errors ---------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("changes, field, message", [
     ({"variable_description__inputs__1__sampling__min": "abc"},
      "variable_description.inputs[1].sampling.min", "expected a number, got 'abc'"),

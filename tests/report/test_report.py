@@ -19,7 +19,6 @@ from fastscore.report.stats import (cochran_across, cochran_q, domain_tests, hol
 from fastscore.run.job import score_sweep
 from tests.support.reports import SOLVE_RATE, synthetic_rows, write_output
 
-ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -151,6 +150,7 @@ def test_solver_cost_per_configuration(synthetic):
     assert tokens["total"] == pytest.approx(3 * 100 * 40 * 41 / 2)  # 100·(1 + … + 40) per run
 
 
+@pytest.mark.slow
 def test_report_on_synthetic_scores(synthetic):
     directory, _ = synthetic
     path = write_report(directory)
@@ -171,6 +171,7 @@ def test_report_on_synthetic_scores(synthetic):
     _assert_png(directory / "report" / DOMAIN_FIGURE)
 
 
+@pytest.mark.slow
 def test_report_without_mutations_domains_or_tables_skips_figures_with_a_note(tmp_path):
     rows = [{**row, "n_mutations": None, "domain": None, "wall_time_s": None, "tokens": None}
             for row in synthetic_rows(n_tasks=6, n_runs=1)]
@@ -185,6 +186,7 @@ def test_report_without_mutations_domains_or_tables_skips_figures_with_a_note(tm
     assert "| base | 6 | 1 |" in markdown  # summary computed from scores when summary.parquet is absent
 
 
+@pytest.mark.slow
 def test_report_on_null_outcomes_and_an_empty_output(tmp_path):
     rows = [{"config": config, "run": 0, "task": task, "domain": domain, "n_mutations": mutations}
             for config in ("a", "b", "c") for task, domain, mutations in (("t1", "x", None), ("t2", None, 1))]
@@ -201,13 +203,14 @@ def test_report_on_null_outcomes_and_an_empty_output(tmp_path):
 # ------------------------------------------------------------ bundled example
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory) -> Path:
+def example(tmp_path_factory, example_dir, example_sweep) -> Path:
     out = tmp_path_factory.mktemp("example")
-    score_sweep(ROOT / "problems" / "example", ROOT / "problems" / "example-sweep.jsonl", out,
+    score_sweep(example_dir, example_sweep, out,
                 executor="local", progress=False)
     return out
 
 
+@pytest.mark.slow
 def test_report_on_the_bundled_example(example, capsys):
     assert main(["report", str(example)]) == 0
     assert "report.md" in capsys.readouterr().out
@@ -221,6 +224,7 @@ def test_report_on_the_bundled_example(example, capsys):
     _assert_png(example / "report" / DOMAIN_FIGURE)
 
 
+@pytest.mark.slow
 def test_report_out_puts_the_report_where_asked(example, tmp_path, capsys):
     target = tmp_path / "elsewhere"
     assert main(["report", str(example), "--out", str(target)]) == 0

@@ -54,6 +54,7 @@ def test_against_a_baseline_there_are_k_minus_1_rows_with_their_own_holm():
         paired_comparisons(scores, baseline="nope")
 
 
+@pytest.mark.slow
 def test_many_configurations_are_tabled_against_the_first_and_every_pair_is_in_parquet(tmp_path):
     n = 22
     directory = write_output(_many_configs(n, n_domains=16), tmp_path / "scored")
@@ -68,6 +69,7 @@ def test_many_configurations_are_tabled_against_the_first_and_every_pair_is_in_p
     assert width <= MAX_WIDTH * DPI and height <= 12 * DPI  # 16 domains × 22 configs: stacked, not 4,202 px wide
 
 
+@pytest.mark.slow
 def test_few_configurations_get_every_pair_unless_a_baseline_is_given(tmp_path, capsys):
     directory = write_output(_many_configs(ALL_PAIRS_MAX), tmp_path / "scored")
     report = write_report(directory).read_text()
@@ -78,6 +80,7 @@ def test_few_configurations_get_every_pair_unless_a_baseline_is_given(tmp_path, 
     assert "--baseline c99: not a configuration" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_strata_tables_name_their_column(tmp_path):
     report = write_report(write_output(_many_configs(3), tmp_path / "scored")).read_text()
     for stratum in ("domain", "family", "n_mutations"):

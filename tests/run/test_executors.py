@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-from pathlib import Path
 from typing import get_args
 
 import polars as pl
@@ -14,14 +13,10 @@ from fastscore.run import executors
 from fastscore.support.collector import paused
 from fastscore.run.executors import ExecutorName, register_executor
 from fastscore.run.executors.base import ReferenceCache, score_units
-from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS
 
-ROOT = Path(__file__).resolve().parents[2]
-PROBLEMS = ROOT / "problems" / "example"
-SWEEP = ROOT / "problems" / "example-sweep.jsonl"
 
 
 class InProcess:
@@ -50,9 +45,10 @@ def test_the_executor_names_are_the_literal_type():
     assert executors.executor_names() == get_args(ExecutorName) == ("auto", "local", "ray")
 
 
-def test_a_registered_executor_writes_the_local_executors_tables(tmp_path, in_process):
-    score_sweep(PROBLEMS, SWEEP, tmp_path / "local", executor="local", progress=False)
-    score_sweep(PROBLEMS, SWEEP, tmp_path / "mine", executor="in-process", progress=False)
+@pytest.mark.slow
+def test_a_registered_executor_writes_the_local_executors_tables(tmp_path, in_process, example_dir, example_sweep):
+    score_sweep(example_dir, example_sweep, tmp_path / "local", executor="local", progress=False)
+    score_sweep(example_dir, example_sweep, tmp_path / "mine", executor="in-process", progress=False)
     for table in ("scores", "probes", "summary", "strata"):
         local = pl.read_parquet(tmp_path / "local" / f"{table}.parquet")
         mine = pl.read_parquet(tmp_path / "mine" / f"{table}.parquet")
@@ -62,15 +58,15 @@ def test_a_registered_executor_writes_the_local_executors_tables(tmp_path, in_pr
     assert json.loads((tmp_path / "mine" / "meta.json").read_text())["executor"] == "in-process"
 
 
-def test_an_unknown_executor_is_one_error_listing_the_names(tmp_path, in_process):
+def test_an_unknown_executor_is_one_error_listing_the_names(tmp_path, in_process, example_dir, example_sweep):
     with pytest.raises(ValueError, match="unknown executor 'dask'; expected one of auto, local, ray, in-process"):
-        score_sweep(PROBLEMS, SWEEP, tmp_path / "out", executor="dask", progress=False)
+        score_sweep(example_dir, example_sweep, tmp_path / "out", executor="dask", progress=False)
     with pytest.raises(ValueError, match="'local' is taken"):
         register_executor("local", lambda *args, **kwargs: None)
 
 
-def test_the_collector_is_paused_while_scoring_a_unit_and_restored_after():
-    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+def test_the_collector_is_paused_while_scoring_a_unit_and_restored_after(example_problems):
+    problems = example_problems
     task = next(iter(problems))
     states = []
 

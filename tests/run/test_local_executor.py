@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -17,8 +16,6 @@ from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 
-ROOT = Path(__file__).resolve().parents[2]
-PROBLEMS = ROOT / "problems" / "example"
 TASK = "michaelis-menten-rate"
 LAW = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
 VERDICT = ("status", "error", "p_verdict", "p_reason", "derived_formula", "submission_sha")
@@ -58,10 +55,11 @@ def _fields(scores: list[dict]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def problems():
-    return {p.task_id: p for p in load_problems(PROBLEMS)}
+def problems(example_dir):
+    return {p.task_id: p for p in load_problems(example_dir)}
 
 
+@pytest.mark.slow
 def test_hostile_rows_are_their_own_rows_and_neighbours_are_unaffected(problems):
     rows = [_row(0, LAW), _row(1, Hostile("stall")), _row(2, "v = k3*E_T"), _row(3, Hostile("die")),
             _row(4, Hostile("raise")), _row(5, Hostile("memory")), _row(6, LAW + " + 0")]
@@ -86,6 +84,7 @@ def test_hostile_rows_are_their_own_rows_and_neighbours_are_unaffected(problems)
     assert scores[7] == scores[0][:-1] + ("sha7",)
 
 
+@pytest.mark.slow
 def test_a_batch_waiting_behind_a_slow_one_is_not_charged_for_the_wait(problems, monkeypatch):
     """The clock of a batch starts when the child starts it: three batches of 1.2 s
     each, limit 2 x 1 s each, all come out scored."""
@@ -115,7 +114,8 @@ def test_ctrl_c_leaves_the_child_alone_and_close_stops_it(problems):
         os.kill(pid, 0)
 
 
-def test_a_resumed_run_scores_the_rows_the_executor_failed_again(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_a_resumed_run_scores_the_rows_the_executor_failed_again(tmp_path, monkeypatch, example_dir):
     sweep = tmp_path / "sweep.jsonl"
     rows = [{"config": "c", "run": run, "task": TASK, "phenomenal": text}
             for run, text in enumerate([LAW, "v = k3*E_T*S/(k1 + S)", LAW + " + 0"])]
@@ -128,11 +128,11 @@ def test_a_resumed_run_scores_the_rows_the_executor_failed_again(tmp_path, monke
         return original(reference, batch, **kwargs)
     monkeypatch.setattr(local, "score_task", stall_on_run_1)
     out = tmp_path / "out"
-    score_sweep(PROBLEMS, sweep, out, executor="local", progress=False, settings=Settings(row_timeout=1.0))
+    score_sweep(example_dir, sweep, out, executor="local", progress=False, settings=Settings(row_timeout=1.0))
     first = pl.read_parquet(out / "scores.parquet").filter(pl.col("task") == TASK).sort("run")
     assert first["status"].to_list() == ["ok", "timeout", "ok"]
     monkeypatch.setattr(local, "score_task", original)
-    score_sweep(PROBLEMS, sweep, out, executor="local", progress=False)
+    score_sweep(example_dir, sweep, out, executor="local", progress=False)
     meta = json.loads((out / "meta.json").read_text())
     assert (meta["counts"]["scored_cells"], meta["counts"]["resumed_cells"]) == (1, 2)
     second = pl.read_parquet(out / "scores.parquet").filter(pl.col("task") == TASK).sort("run")

@@ -6,7 +6,6 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -15,13 +14,11 @@ ray = pytest.importorskip("ray")
 
 from fastscore.run.executors.local import LocalExecutor  # noqa: E402
 from fastscore.run.executors.ray import RayExecutor  # noqa: E402
-from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.run.job import _Tally, _units, score_sweep  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS, Settings  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-PROBLEMS = ROOT / "problems" / "example"
-SWEEP = ROOT / "problems" / "example-sweep.jsonl"
+pytestmark = pytest.mark.slow
+
 TIMINGS = ["parse_solve_seconds"]
 
 
@@ -32,9 +29,9 @@ def ray_session():
     ray.shutdown()
 
 
-def test_ray_and_local_executors_write_identical_tables(tmp_path):
-    score_sweep(PROBLEMS, SWEEP, tmp_path / "local", executor="local", progress=False)
-    score_sweep(PROBLEMS, SWEEP, tmp_path / "ray", executor="ray", workers=2, progress=False)
+def test_ray_and_local_executors_write_identical_tables(tmp_path, example_dir, example_sweep):
+    score_sweep(example_dir, example_sweep, tmp_path / "local", executor="local", progress=False)
+    score_sweep(example_dir, example_sweep, tmp_path / "ray", executor="ray", workers=2, progress=False)
     for table in ("scores", "probes", "summary", "strata"):
         local = pl.read_parquet(tmp_path / "local" / f"{table}.parquet")
         remote = pl.read_parquet(tmp_path / "ray" / f"{table}.parquet")
@@ -48,9 +45,9 @@ def _verdicts(results) -> dict:
             for scores, _ in results for r in scores}
 
 
-def test_killing_a_worker_mid_run_loses_no_row():
-    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
-    units = list(_units(SWEEP, problems, _Tally(), {}))
+def test_killing_a_worker_mid_run_loses_no_row(example_sweep, example_problems):
+    problems = example_problems
+    units = list(_units(example_sweep, problems, _Tally(), {}))
     local = LocalExecutor(problems, DEFAULT_SETTINGS)
     try:
         expected = _verdicts(local.map(units))
@@ -88,7 +85,7 @@ class _Slow(str):
         return str.__str__(self)
 
 
-def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a_death():
+def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a_death(example_problems):
     """A killer row, then two slow correct rows (7 s and 5 s of their own, limit 10 s, so
     that a replacement actor's start on a busy machine is not mistaken for the killer's
     own time):
@@ -96,7 +93,7 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     them became ``timeout``) and a row queued behind the killer was charged with the
     death."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    problems = {p.task_id: p for p in load_problems(PROBLEMS)}
+    problems = example_problems
     law = "v = k3*E_T*S/((k2 + k3)/k1 + S)"
     rows = [{"config": "c", "run": run, "task": "michaelis-menten-rate", "phenomenal": _Slow(law, seconds),
              "submission_sha": f"sha{run}"} for run, seconds in enumerate([-1, 3.5, 2.5])]

@@ -11,8 +11,6 @@ from fastscore.run import job
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.run.job import score_sweep
 
-ROOT = Path(__file__).resolve().parents[2]
-PROBLEMS = ROOT / "problems" / "example"
 TABLES = ("scores", "probes", "summary", "strata")
 LAWS = {"circular-orbit-period": "T = 2*pi*sqrt(r**3/(G*M))",
         "michaelis-menten-rate": "v = k3*E_T*S/((k2 + k3)/k1 + S)",
@@ -39,9 +37,10 @@ class _Interrupted(Exception):
     pass
 
 
-def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch, example_dir):
     sweep = _sweep(tmp_path / "sweep.jsonl", runs=6)
-    score_sweep(PROBLEMS, sweep, tmp_path / "whole", executor="local", progress=False)
+    score_sweep(example_dir, sweep, tmp_path / "whole", executor="local", progress=False)
 
     monkeypatch.setattr(job, "PART_ROWS", 4)  # a part per task unit
     original_map = LocalExecutor.map
@@ -54,10 +53,10 @@ def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch):
 
     monkeypatch.setattr(LocalExecutor, "map", map_then_stop)
     with pytest.raises(_Interrupted):
-        score_sweep(PROBLEMS, sweep, tmp_path / "resumed", executor="local", progress=False)
+        score_sweep(example_dir, sweep, tmp_path / "resumed", executor="local", progress=False)
     assert not (tmp_path / "resumed" / "scores.parquet").exists()
     monkeypatch.setattr(LocalExecutor, "map", original_map)
-    score_sweep(PROBLEMS, sweep, tmp_path / "resumed", executor="local", progress=False)
+    score_sweep(example_dir, sweep, tmp_path / "resumed", executor="local", progress=False)
 
     meta = json.loads((tmp_path / "resumed" / "meta.json").read_text())
     assert meta["counts"]["resumed_cells"] > 0 and meta["counts"]["scored_cells"] < 24
@@ -66,16 +65,17 @@ def test_interrupted_run_resumes_to_identical_tables(tmp_path, monkeypatch):
         assert resumed[name].equals(whole[name]), name
 
 
-def test_a_grown_sweep_scores_only_new_rows_and_changed_settings_rescore(tmp_path):
+@pytest.mark.slow
+def test_a_grown_sweep_scores_only_new_rows_and_changed_settings_rescore(tmp_path, example_dir):
     out = tmp_path / "out"
-    score_sweep(PROBLEMS, _sweep(tmp_path / "small.jsonl", runs=2), out, executor="local", progress=False)
-    score_sweep(PROBLEMS, _sweep(tmp_path / "big.jsonl", runs=3), out, executor="local", progress=False)
+    score_sweep(example_dir, _sweep(tmp_path / "small.jsonl", runs=2), out, executor="local", progress=False)
+    score_sweep(example_dir, _sweep(tmp_path / "big.jsonl", runs=3), out, executor="local", progress=False)
     counts = json.loads((out / "meta.json").read_text())["counts"]
     assert (counts["resumed_cells"], counts["scored_cells"]) == (8, 4)
     assert pl.read_parquet(out / "scores.parquet").height == 12
 
     from fastscore.settings import Settings
-    score_sweep(PROBLEMS, tmp_path / "big.jsonl", out, executor="local", progress=False,
+    score_sweep(example_dir, tmp_path / "big.jsonl", out, executor="local", progress=False,
                 settings=Settings(rtol=1e-7))
     counts = json.loads((out / "meta.json").read_text())["counts"]
     assert (counts["resumed_cells"], counts["scored_cells"]) == (0, 12)

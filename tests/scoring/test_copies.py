@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import fastscore.scoring.candidates as candidates_module
+import pytest
 from fastscore.solve.copies import Copies, renamed as renamed_equations
 from fastscore.text.parse import parse_equation
 from fastscore.scoring.task import score_task
@@ -60,6 +61,7 @@ def test_names_no_equation_tells_apart_give_no_renaming():
     assert _found("a = x; b = x; y = a*b", "p = x; q = x; y = p*q") is None
 
 
+@pytest.mark.slow
 def test_a_renamed_solution_gives_the_same_values_under_the_new_names():
     points = {"x": np.linspace(0.5, 2.0, 40), "t": np.linspace(1.0, 3.0, 40)}
     equations = _equations("a + exp(a) = x; b = a*t; y = b + a")  # a: numeric root finding

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from fastscore.cli import main
 from fastscore.problems.formats import load_problems, read_task_list
@@ -13,6 +14,7 @@ LIBRARY = Path(__file__).resolve().parents[2] / "problems" / "mechbench"
 CORE = LIBRARY / "core-set.txt"
 
 
+@pytest.mark.slow
 def test_core_set_sweep_scores_end_to_end(tmp_path):
     problems = {p.task_id: p for p in load_problems(LIBRARY)}
     core = read_task_list(CORE)
@@ -41,6 +43,7 @@ def test_core_set_sweep_scores_end_to_end(tmp_path):
     assert sorted(strata.filter(pl.col("stratum") == "n_mutations")["value"].unique()) == list("012345")
 
 
+@pytest.mark.slow
 def test_unknown_task_in_the_list_is_unusable_input(tmp_path, capsys):
     listing = tmp_path / "tasks.txt"
     listing.write_text("circular-orbit/original\nno-such/task\n")

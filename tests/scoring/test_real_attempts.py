@@ -34,6 +34,7 @@ AS_RUN = [a for a in ATTEMPTS if a["task_file_as_run"]]
 their record names): the others ran against an earlier version of the task."""
 
 
+@pytest.mark.slow
 def test_every_attempt_is_scored_within_the_ordinary_budgets(scored):
     scores, _ = scored
     assert len(scores) == len(ATTEMPTS) and len(AS_RUN) >= 35

@@ -13,7 +13,6 @@ from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
 from tests.support.scoring import MM_MECHANISM, mm_row
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "problems" / "example"
 
 
 
@@ -50,9 +49,9 @@ def test_an_unreadable_probe_answer_set_fails_only_the_probes(reference):
 
 
 @pytest.mark.parametrize("unusable, reason", [("", "empty answer"), (None, "got NoneType")])
-def test_one_unusable_probe_answer_fails_that_probe_alone(unusable, reason):
+def test_one_unusable_probe_answer_fails_that_probe_alone(unusable, reason, example_dir):
     # MechBench judges each probe on its own: an empty reply to one leaves the others judged
-    problem = next(p for p in load_problems(EXAMPLE) if p.task_id == "vacancy-diffusion-variant-1-2")
+    problem = next(p for p in load_problems(example_dir) if p.task_id == "vacancy-diffusion-variant-1-2")
     row = {"config": "c", "run": 0, "task": problem.task_id,
            "phenomenal": "D = a**2*nu*exp(-(Ef + p*Omega)/(kB*T))*exp(-(Em + Omega*p**2/pref)/(kB*T))"
                          "/(6*(1 + 3*exp(-Et/(kB*T))))",
@@ -115,6 +114,7 @@ print(json.dumps(out, sort_keys=True))
 """
 
 
+@pytest.mark.slow
 def test_rows_are_the_same_bits_in_processes_with_other_string_hashes():
     """Which of several submissions deriving one law text gives its values follows the
     rows' order, not the order of a set of strings (which changes with the process's hash

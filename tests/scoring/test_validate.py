@@ -104,14 +104,11 @@ def test_a_probe_that_is_a_function_of_the_law_alone_is_a_warning(tmp_path, caps
     assert out.splitlines()[-1] == "1 of 1 problems valid (1 warning)"
 
 
-MECHBENCH_TASKS = Path(__file__).resolve().parents[1] / "data" / "mechbench-tasks"
-
-
-def test_the_thermoelastic_constraint_task_validates(capsys):
+def test_the_thermoelastic_constraint_task_validates(capsys, mechbench_tasks):
     """MechBench's 'Materials Thermoelastic Constraint - Variant 1-3': a coupled linear
     block of four balances whose elimination cancels an entry exactly (it once stopped
     the whole run with a KeyError)."""
-    folder = MECHBENCH_TASKS / "material"
+    folder = mechbench_tasks / "material"
     problem = next(p for p in load_problems(folder) if p.task_id == "Materials Thermoelastic Constraint - Variant 1-3")
     findings = validate_problem(problem)
     assert all(f.ok for f in findings), [f for f in findings if not f.ok]

@@ -74,6 +74,7 @@ def test_coupled_block_with_closed_forms(demo):
     assert answer["train"]["numerically_equivalent"] is True
 
 
+@pytest.mark.slow
 def test_implicit_target_is_solved_numerically():
     task = public_task(problem_json({"x": "input", "y": "target"}), implicit_data())
     answer = feedback(task, "y + exp(y) = x")
@@ -216,6 +217,7 @@ def _cli(*args, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_answers_as_the_function(tmp_path, demo):
     folder = write_task(tmp_path / "task", ROLE_OF, demo.data)
     (tmp_path / "good.txt").write_text("k = 3\nh = k*x**2\ny*z = h\n")

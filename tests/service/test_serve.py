@@ -23,6 +23,8 @@ from tests.support.public_tasks import (HOSTILE, ROLE_OF, demo_data, multipart, 
                           write_task)
 from tests.support.live_service import BUDGET, WORKERS
 
+pytestmark = pytest.mark.slow
+
 
 
 
@@ -210,7 +212,7 @@ def test_runaway_is_stopped_while_others_are_served(server, demo_files):
         results = [f.result() for f in slow] + [other.result()]
         assert normal.result()[2]["ok"] is True
     assert order[0] == "normal"
-    for status, headers, body in results:
+    for status, _headers, body in results:
         assert status == 200
         assert body == {"ok": False, "error": body["error"], "error_type": "Timeout"}
         assert f"time budget of {BUDGET:g} s" in body["error"]

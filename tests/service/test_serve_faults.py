@@ -20,6 +20,8 @@ from fastscore.service.memo import Memo
 from tests.support.public_tasks import runaway_mechanism, write_task
 from tests.support.live_service import BUDGET, WORKERS, Server
 
+pytestmark = pytest.mark.slow
+
 LONG_BUDGET = 120.0
 
 

@@ -59,6 +59,7 @@ def test_all_reference_problems_are_present():
     assert len(TASKS) == 72
 
 
+@pytest.mark.slow
 @requires_mdbench
 @pytest.mark.parametrize("task", TASKS)
 def test_reference_mechanism_derives_the_stated_law(problems, task):

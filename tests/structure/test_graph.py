@@ -42,6 +42,7 @@ def test_layers_put_knowns_on_top_and_each_step_below_what_it_uses():
     assert set(xy) == set(graph.roles) and xy["T"][1] < xy["v"][1] < xy["r"][1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".dot", ".svg", ".png"])
 def test_the_command_draws_a_reference(tmp_path, suffix, capsys):
     out = tmp_path / f"mm{suffix}"
@@ -57,6 +58,7 @@ def test_the_command_draws_a_reference(tmp_path, suffix, capsys):
     assert f"wrote {out}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_submission_is_drawn_with_its_value_matches(tmp_path):
     sweep = tmp_path / "sweep.jsonl"
     mechanism = "vac = exp(-(Ef + p*Omega)/(kB*T)); mob = vac; Eb = 2*Em; r = nu*exp(-Eb/(kB*T)); D = a**2*mob*r/6"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -24,9 +23,6 @@ from fastscore.report.structure import gap_table
 from fastscore.scoring.structure import STRUCTURE_COLUMNS
 from fastscore.outputs.tables import STRUCTURE_MEANS
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "problems" / "example"
-MECHBENCH = ROOT / "tests" / "data" / "mechbench-tasks"
 KNOWNS = {"x", "z", "w"}
 # nodes x, z, h1, h2, y; edges x->h1, z->h1, h1->h2, x->h2, h2->y: |V| + |E| = 10
 CHAIN = ["h1 = x*z", "h2 = h1 + x", "y = h2**2"]
@@ -225,10 +221,10 @@ def test_fixed_numbers_are_substituted_until_none_is_left():
     assert fixed_numbers(kept, KNOWNS, "y") == kept
 
 
-def test_a_copy_of_a_task_mechanism_with_its_coefficient_lines_scores_one():
+def test_a_copy_of_a_task_mechanism_with_its_coefficient_lines_scores_one(mechbench_tasks):
     """A MechBench task's fixed coefficients (``charge = 1.602176634e-19``, undeclared) are
     substituted in the reference; a copy of its mechanism text keeps them as lines."""
-    problem = next(p for p in load_problems(MECHBENCH) if p.task_id == "Hall Response - Original")
+    problem = next(p for p in load_problems(mechbench_tasks) if p.task_id == "Hall Response - Original")
     reference = build_reference(problem)
     formulas = [m["formula"] for m in problem.task["mechanism_model"]]
     assert any(f.startswith("charge =") for f in formulas)
@@ -247,8 +243,8 @@ def test_a_copy_of_a_task_mechanism_with_its_coefficient_lines_scores_one():
 # ------------------------------------------ score rows: recovery by value, notes
 
 @pytest.fixture(scope="module")
-def references():
-    return {p.task_id: build_reference(p) for p in load_problems(EXAMPLE)}
+def references(example_dir):
+    return {p.task_id: build_reference(p) for p in load_problems(example_dir)}
 
 
 VACANCY = "cv = exp(-(Ef + p*Omega)/(kB*T)); cm = cv; Eb = Em; r = nu*exp(-Eb/(kB*T)); D = a**2*cm*r/6"
@@ -291,8 +287,9 @@ def test_phenomenal_and_unparsable_submissions_have_no_structure_scores(referenc
     assert broken["structure_note"] == "the mechanism does not parse"
 
 
-def test_the_new_columns_end_to_end_on_the_example(tmp_path):
-    summary = score_sweep(EXAMPLE, ROOT / "problems" / "example-sweep.jsonl", tmp_path, executor="local")
+@pytest.mark.slow
+def test_the_new_columns_end_to_end_on_the_example(tmp_path, example_dir, example_sweep):
+    summary = score_sweep(example_dir, example_sweep, tmp_path, executor="local")
     scores = pl.read_parquet(tmp_path / "scores.parquet")
     assert set(STRUCTURE_COLUMNS) <= set(scores.columns)
     mechanisms = scores.filter(pl.col("kind") == "mechanism")
@@ -328,8 +325,9 @@ def test_gap_table_on_hand_made_rows():
     assert rows[("b", "wrong")]["n"] == 1 and rows[("b", "wrong")]["recovered"] == 0.25  # null law is wrong
 
 
-def test_the_report_shows_the_gap_and_the_graphs(tmp_path):
-    score_sweep(EXAMPLE, ROOT / "problems" / "example-sweep.jsonl", tmp_path, executor="local")
+@pytest.mark.slow
+def test_the_report_shows_the_gap_and_the_graphs(tmp_path, example_dir, example_sweep):
+    score_sweep(example_dir, example_sweep, tmp_path, executor="local")
     report = write_report(tmp_path).read_text()
     section = report[report.index("## Structure recovery"):]
     assert "| oracle | right | 6 | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 |" in section
@@ -339,6 +337,6 @@ def test_the_report_shows_the_gap_and_the_graphs(tmp_path):
     assert "![vacancy-diffusion-variant-1-2: reference (left) and the most common wrong graph" in section
     assert (tmp_path / "report" / "structure_graph_1.png").read_bytes().startswith(b"\x89PNG")
     meta = tmp_path / "meta.json"
-    meta.write_text(meta.read_text().replace(str(ROOT / "problems" / "example-sweep.jsonl"), "/nonexistent"))
+    meta.write_text(meta.read_text().replace(str(example_sweep), "/nonexistent"))
     report = write_report(tmp_path).read_text()
     assert "graphs skipped" in report and not (tmp_path / "report" / "structure_graph_1.png").exists()

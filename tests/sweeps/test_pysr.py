@@ -8,13 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore.problems.formats import load_problems
 from fastscore.sweeps.pysr import law_text, read_hall_of_fame
 from fastscore.run.job import score_sweep
 from fastscore.sweeps.read import SweepError, read_sweep
 
-ROOT = Path(__file__).resolve().parents[2]
-PROBLEMS = ROOT / "problems" / "example"
 ORBIT = "circular-orbit-period"  # data columns T, r, M, m: x0 = r, x1 = M, x2 = m
 
 # PySR's file (``Complexity,Loss,Equation``, equations quoted) for T = 2 pi sqrt(r^3/(G M))
@@ -72,8 +69,8 @@ def _tree(tmp_path: Path, text: str = HALL_OF_FAME) -> Path:
     return tmp_path / "sweep"
 
 
-def test_a_hall_of_fame_tree_reads_as_rows_with_the_best_flagged(tmp_path):
-    by_task = {p.task_id: p for p in load_problems(PROBLEMS)}
+def test_a_hall_of_fame_tree_reads_as_rows_with_the_best_flagged(tmp_path, example_problems):
+    by_task = example_problems
     frame = pl.concat(read_sweep(_tree(tmp_path), problems=by_task))
     assert frame["config"].to_list() == ["PySR@c1", "PySR@c3", "PySR@c5", "PySR", "PySR@c8", "PySR@c10"]
     assert set(frame["run"]) == {1} and set(frame["task"]) == {ORBIT}
@@ -88,9 +85,10 @@ def test_a_hall_of_fame_needs_the_problem_set(tmp_path):
         list(read_sweep(_tree(tmp_path)))
 
 
-def test_a_hall_of_fame_is_scored_and_pysrs_choice_is_its_configs_answer(tmp_path):
+@pytest.mark.slow
+def test_a_hall_of_fame_is_scored_and_pysrs_choice_is_its_configs_answer(tmp_path, example_dir):
     out = tmp_path / "out"
-    score_sweep(PROBLEMS, _tree(tmp_path), out, tasks=[ORBIT], executor="local", progress=False)
+    score_sweep(example_dir, _tree(tmp_path), out, tasks=[ORBIT], executor="local", progress=False)
     scores = pl.read_parquet(out / "scores.parquet").filter(pl.col("task") == ORBIT)
     by_config = {row["config"]: row for row in scores.iter_rows(named=True)}
     assert by_config["PySR"]["p_equivalent"] and by_config["PySR@c8"]["p_equivalent"]
@@ -99,9 +97,9 @@ def test_a_hall_of_fame_is_scored_and_pysrs_choice_is_its_configs_answer(tmp_pat
     assert by_config["PySR"]["pysr_complexity"] == 8
 
 
-def test_an_unreadable_hall_of_fame_is_a_parse_error_row(tmp_path):
+def test_an_unreadable_hall_of_fame_is_a_parse_error_row(tmp_path, example_dir):
     out = tmp_path / "out"
-    score_sweep(PROBLEMS, _tree(tmp_path, "Complexity,Loss\n1,2\n"), out, tasks=[ORBIT], executor="local",
+    score_sweep(example_dir, _tree(tmp_path, "Complexity,Loss\n1,2\n"), out, tasks=[ORBIT], executor="local",
                 progress=False)
     row = pl.read_parquet(out / "scores.parquet").filter(pl.col("config") == "PySR").row(0, named=True)
     assert row["status"] == "parse_error" and "expected columns Complexity, Loss and Equation" in row["error"]

@@ -208,6 +208,7 @@ def score(tasks, sweep, out, **options):
             json.loads((out / "meta.json").read_text()), pl.read_parquet(out / "published.parquet"))
 
 
+@pytest.mark.slow
 def test_a_results_tree_is_scored_with_bad_input_unknown_tasks_and_task_versions(tasks, tmp_path):
     root = tmp_path / "results"
     good = record(VARIANT, probes=[probe("w", reply="w = w"), probe("g", reply="g = M*6.674e-11/r**2")])
@@ -358,6 +359,7 @@ def test_the_sample_attempts_fit_the_published_counts_of_their_cells(tmp_path):
     assert checked == 8  # two scopes x (original, multi) x (P, M)
 
 
+@pytest.mark.slow
 def test_the_sample_is_scored_end_to_end(tmp_path):
     scores, probes, meta, table = score(SAMPLE / "tasks", SAMPLE / "results", tmp_path / "out")
     assert scores.height == 12 and meta["counts"]["status"] == {"ok": 12}
@@ -376,6 +378,7 @@ def test_the_sample_is_scored_end_to_end(tmp_path):
     assert "verdicts for 12 laws and 18 probe answers" in report
 
 
+@pytest.mark.slow
 def test_a_copy_of_a_sample_with_a_changed_task_file_is_marked(tmp_path):
     tasks = tmp_path / "tasks"
     shutil.copytree(SAMPLE / "tasks", tasks)
@@ -397,6 +400,7 @@ def test_large_records_and_submissions_are_read(tmp_path):
     assert row["read_error"] is None and row["mechanism"] == REFERENCE and row["harness_p_num"] is True
 
 
+@pytest.mark.slow
 def test_a_rescore_resumes_every_results_row(tasks, tmp_path):
     root = tmp_path / "results"
     write_record(root, "m-r1", VARIANT, record(VARIANT))

@@ -82,6 +82,7 @@ def test_experiment_names_map_to_config_and_run(tmp_path):
         ExperimentNames(pattern="run{run}")
 
 
+@pytest.mark.slow
 def test_a_run_tree_is_scored_with_probe_replies_expanded_through_the_submission(tasks, tmp_path):
     runs = tmp_path / "runs"
     run_folder(runs, "alpha_run1", TASK, "# the reference, copied\n" + REFERENCE,
@@ -120,6 +121,7 @@ def test_a_run_tree_is_scored_with_probe_replies_expanded_through_the_submission
     assert audit.filter(pl.col("config") == "beta")["probe_counterexample"].str.contains('"candidate"').all()
 
 
+@pytest.mark.slow
 def test_no_audit_without_harness_verdicts(tmp_path):
     from fastscore.report.audit import harness_audit
     sweep = tmp_path / "s.jsonl"
@@ -132,6 +134,7 @@ def test_no_audit_without_harness_verdicts(tmp_path):
     assert "This sweep carries no verdicts of MechBench's harness" in report and "agrees with every" not in report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reply", "reason"), [
     ("", "holds no equation"),
     ("# nothing\n", "holds no equation"),
@@ -220,6 +223,7 @@ EXAMPLE_TASKS = Path(__file__).resolve().parents[2] / "problems" / "mechbench-ex
 EXAMPLE_RUNS = EXAMPLE_TASKS.parent / "runs"
 
 
+@pytest.mark.slow
 def test_the_bundled_worked_example(tmp_path):
     """Two real tasks, three agent runs whose performance.json MechBench's own harness wrote."""
     scores, probes, meta = score_sweep_default(EXAMPLE_TASKS, EXAMPLE_RUNS, tmp_path / "out")

@@ -6,7 +6,6 @@ below the minutes these used to take; a row past it would be a ``timeout``."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,7 +13,6 @@ import pytest
 from fastscore.run.job import score_sweep
 from fastscore.settings import Settings
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "problems" / "example"
 ORBIT = "2*pi*r*sqrt(r/(G*M))"
 H = "1.4043639781269934"
 
@@ -37,12 +35,12 @@ LAWS = [
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def scored(tmp_path_factory, example_dir):
     folder = tmp_path_factory.mktemp("sizes")
     sweep = folder / "sweep.jsonl"
     sweep.write_text("".join(json.dumps({"config": "fitted", "run": i, "task": "circular-orbit-period",
                                          "phenomenal": law}) + "\n" for i, (law, _) in enumerate(LAWS)))
-    score_sweep(EXAMPLE, sweep, folder / "out", executor="local", progress=False,
+    score_sweep(example_dir, sweep, folder / "out", executor="local", progress=False,
                 settings=Settings(row_timeout=20.0))
     scores = pl.read_parquet(folder / "out" / "scores.parquet")
     return {row["run"]: row for row in scores.filter(pl.col("task") == "circular-orbit-period").iter_rows(named=True)}
