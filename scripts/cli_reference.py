@@ -148,6 +148,27 @@ def _groups(command: argparse.ArgumentParser) -> list[tuple[str, list[argparse.A
     return groups
 
 
+def _settings_section(commands: dict[str, argparse.ArgumentParser]) -> list[str]:
+    """Every scalar setting: its flag, the commands that take it, default, range, help."""
+    from fastscore.settings import scalar_settings
+    lines = ["", "## Settings {#settings}", "",
+             "Every number-valued field of `fastscore.settings.Settings` (the same names from Python:",
+             "`Settings(n_points=512)`), recorded in `meta.json`. A value outside its range is exit 2",
+             "with one line naming the flag. A `score` run resumes across a change of a setting whose",
+             "*resumes* is yes (it cannot change a scored row), and rescores everything after any other.", "",
+             "| setting | flag | commands | default | range | resumes | meaning |", "|---|---|---|---|---|---|---|"]
+    for setting in scalar_settings():
+        takers = [name for name, command in commands.items() if any(a.dest == setting.name for a in command._actions)]
+        low, high = setting.metadata["range"]
+        kind = setting.metadata["kind"]
+        number = (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+        flag = "--" + setting.name.replace("_", "-")
+        lines.append(f"| `{setting.name}` | `{flag}` | {', '.join(takers)} | `{number(setting.default)}` "
+                     f"| [{number(low)}, {number(high)}]{'' if kind is int else ' (number)'} "
+                     f"| {'no' if setting.metadata['changes_rows'] else 'yes'} | {_cell(setting.metadata['help'])} |")
+    return lines
+
+
 def render() -> str:
     from fastscore.cli_examples import EXAMPLES
     parser = _parser_for(CORE_COUNTS[0])
@@ -165,6 +186,7 @@ def render() -> str:
             lines += [_option_row(action, rules.get((name, action.dest))) for action in actions]
             lines.append("")
         lines += ["Example:", "", "```bash", EXAMPLES[name], "```"]
+    lines += _settings_section(commands)
     return "\n".join(lines) + "\n"
 
 
