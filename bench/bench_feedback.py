@@ -1,4 +1,4 @@
-"""Benchmark of the feedback service (issue 13): ``fastscore serve`` against MDBench 0.7's
+"""Benchmark of the feedback service: ``fastscore serve`` against MDBench 0.7's
 feedback CLI.
 
 1. Public views of the real MechBench tasks (``--tasks``, MechBench task YAML): the
@@ -56,10 +56,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fastscore.tapes.compile import compile_tape  # noqa: E402
 from fastscore.kernels import evaluate  # noqa: E402
-from fastscore.text.parse import parse_equation, parse_expression  # noqa: E402
 from fastscore.service.protocol import DEFAULT_BUDGET  # noqa: E402
+from fastscore.tapes.compile import compile_tape  # noqa: E402
+from fastscore.text.parse import parse_equation, parse_expression  # noqa: E402
 
 TASKS = ROOT.parent / "shared" / "external" / "mechbench-tasks"
 MDBENCH_PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"

@@ -27,8 +27,8 @@ import numba
 import numpy as np
 import symengine as se
 
-from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate, pack
+from fastscore.tapes.compile import compile_tape
 
 RESULTS = Path(__file__).parent / "results" / "kernels.md"
 

@@ -20,7 +20,7 @@ CPU seconds of this process, after a warm-up (one submission a task), caches emp
 before each of five passes of each (median pass; the three take their passes in turn);
 agreement with the planted truth.
 
-MechBench's approach, re-implemented here from its description (``MECHBENCH.md`` §4):
+MechBench's approach, re-implemented here from its public description:
 peel equations with one unknown left, in any order, with SymPy ``solve`` and
 ``simplify`` of each solution; solve what remains as one system with ``solve``;
 then ``simplify(law - reference) == 0``.  Timed on the reference mechanisms and a sample
@@ -45,15 +45,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
-from fastscore.support import caches  # noqa: E402
-from fastscore.text.answers import split_equations  # noqa: E402
-from fastscore.support.collector import paused  # noqa: E402
-from fastscore.text.parse import parse_equation  # noqa: E402
 from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import Reference, build_reference, solve_reference_mechanism  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
 from fastscore.tapes.warm import warm_up  # noqa: E402
+from fastscore.text.answers import split_equations  # noqa: E402
+from fastscore.text.parse import parse_equation  # noqa: E402
 from mechbench_study import study  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "external" / "mechbench-tasks"
@@ -270,7 +270,7 @@ def main() -> int:
               f"`Reference.own_blocks`) | {1000 * cpu_unseeded / n_rows:.2f} ms | {n_rows / cpu_unseeded:,.0f} | |",
               f"| MechBench's approach (SymPy solve + simplify, {len(sample)} sampled) | {per_sympy:.2f} s | "
               f"{1 / per_sympy:.2f} | {per_sympy / per_fastscore:,.0f}x |", "",
-              f"Outcomes of the SymPy sample: " + ", ".join(sorted({o for _, o in sympy_submissions})) + ".", "",
+              "Outcomes of the SymPy sample: " + ", ".join(sorted({o for _, o in sympy_submissions})) + ".", "",
               f"Agreement with the planted truth: {n_rows + n_probes - len(wrong)} of {n_rows + n_probes} verdicts "
               f"({100 * (1 - len(wrong) / (n_rows + n_probes)):.2f} %)."]
     if wrong:

@@ -38,11 +38,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import sympy  # noqa: E402
 
-from fastscore.text.parse import parse_expression  # noqa: E402
 from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
-from mechbench_study import _rename, _own_formulas, study  # noqa: E402
+from fastscore.text.parse import parse_expression  # noqa: E402
+from mechbench_study import _own_formulas, _rename, study  # noqa: E402
 
 REAL = ROOT / "tests" / "data" / "real" / "proofs"
 STUDY = ROOT.parent / "shared" / "external" / "mechbench-tasks"

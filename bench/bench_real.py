@@ -36,11 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from fastscore.support import caches  # noqa: E402
-from fastscore.support.collector import paused  # noqa: E402
 from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
 from fastscore.tapes.warm import warm_up  # noqa: E402
 from mechbench_study import study  # noqa: E402
 

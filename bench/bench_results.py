@@ -37,14 +37,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "tests" / "data" / "mechbench-results"
 RESULTS = ROOT / "bench" / "results" / "results_layer.md"
 
-from fastscore.support import caches  # noqa: E402
 from fastscore.problems.formats import load_problems  # noqa: E402
-from fastscore.scoring.reference import build_reference  # noqa: E402
-from fastscore.sweeps.results import read_results  # noqa: E402
 from fastscore.run.job import score_sweep  # noqa: E402
+from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.support import caches  # noqa: E402
 from fastscore.sweeps.read import READ_ERROR  # noqa: E402
+from fastscore.sweeps.results import read_results  # noqa: E402
 
 
 def harness_seconds(results: Path) -> list[float]:

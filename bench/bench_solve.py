@@ -29,11 +29,11 @@ import scipy.optimize
 import symengine as se
 import sympy
 
-from fastscore.support.collector import paused
-from fastscore.problems.splits import sample_inputs
-from fastscore.text.parse import parse_equation
 from fastscore.problems.formats import load_problems
+from fastscore.problems.splits import sample_inputs
 from fastscore.solve.mechanism import solve_mechanism
+from fastscore.support.collector import paused
+from fastscore.text.parse import parse_equation
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"

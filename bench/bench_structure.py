@@ -43,12 +43,12 @@ from scipy import stats
 
 import fastscore.scoring.judge as judge_module
 import fastscore.scoring.structure as structure_score
-from fastscore.support.collector import paused
 from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
+from fastscore.scoring.structure import STRUCTURE_COLUMNS, reference_structure
 from fastscore.scoring.task import ScoreMemo, score_task
 from fastscore.settings import DEFAULT_SETTINGS
-from fastscore.scoring.structure import STRUCTURE_COLUMNS, reference_structure
+from fastscore.support.collector import paused
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"

@@ -111,8 +111,9 @@ class TreeMemory:
 
 def sweep_file(workdir: Path, size: int, *, seed: int, duplicate_rate: float, problems: Path) -> tuple[Path, dict]:
     """The benchmark sweep of ``size`` rows (made once) and its description."""
-    import make_sweep
     import polars as pl
+
+    import make_sweep
 
     path = workdir / f"sweep-{size}-seed{seed}-dup{duplicate_rate:g}.parquet"
     info_path = path.with_suffix(".json")
@@ -139,6 +140,7 @@ def batch_unique(path: Path) -> int:
     import inspect
 
     import polars as pl
+
     from fastscore.sweeps.read import read_sweep
 
     size = inspect.signature(read_sweep).parameters["batch_size"].default
@@ -281,7 +283,7 @@ def render(workdir: Path) -> str:
     profile = workdir / "profile.txt"
     if profile.exists():
         lines += ["", "## Profile", "", "cProfile of an in-process run "
-                  f"(`python bench/bench_sweep.py --profile N`), first lines:", "", "```"]
+                  "(`python bench/bench_sweep.py --profile N`), first lines:", "", "```"]
         lines += profile.read_text().strip().splitlines()[:70]
         lines += ["```"]
     return "\n".join(lines) + "\n"

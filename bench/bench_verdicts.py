@@ -44,13 +44,13 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 import numpy as np  # noqa: E402
 import symengine as se  # noqa: E402
 
-from fastscore.support import caches  # noqa: E402
-from fastscore.text.answers import read_expression  # noqa: E402
-from fastscore.support.collector import paused  # noqa: E402
 from fastscore.problems.formats import load_problems  # noqa: E402
 from fastscore.scoring.reference import build_reference  # noqa: E402
 from fastscore.scoring.task import score_task  # noqa: E402
 from fastscore.settings import DEFAULT_SETTINGS  # noqa: E402
+from fastscore.support import caches  # noqa: E402
+from fastscore.support.collector import paused  # noqa: E402
+from fastscore.text.answers import read_expression  # noqa: E402
 from fastscore.text.tokens import ParseError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

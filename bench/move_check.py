@@ -68,7 +68,6 @@ def snapshot(directory: Path, *, per_problem: int, seed: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_verdicts as bv
-
     from fastscore import Settings, load_problems
 
     settings = Settings()

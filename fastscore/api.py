@@ -52,14 +52,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fastscore.benchmarks.base import Benchmark, register_benchmark
-    from fastscore.outputs.passk import PassOutcome, register_outcome
-    from fastscore.outputs.tables import Rate, register_rate
-    from fastscore.problems.formats import ProblemFormat, register_problem_format
-    from fastscore.run.executors import register_executor
-    from fastscore.run.executors.base import Executor
-    from fastscore.scoring.scorers import SubmissionScorer, register_scorer, unregister_scorer
-    from fastscore.sweeps.read import SweepReader, register_sweep_reader
+    pass
 
 _HOMES = {
     "register_problem_format": "fastscore.problems.formats",

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import get_args
 
 from fastscore import __version__
-from fastscore.support import extras
 from fastscore.problems.bundled import resolve
 from fastscore.problems.splits import Layout
 from fastscore.run.executors import ExecutorName
 from fastscore.service.protocol import DEFAULT_BUDGET, DEFAULT_CACHE
 from fastscore.settings import Settings, out_of_range, scalar_settings
+from fastscore.support import extras
 
 EXIT_USAGE = 2
 EXIT_INVALID = 1
@@ -225,10 +225,10 @@ def _settings(args, names) -> Settings:
 def _score(args) -> int:
     import polars as pl
 
+    from fastscore.outputs.tables import OUTPUT, shown_rates
     from fastscore.problems.formats import read_task_list
     from fastscore.run.job import score_sweep
     from fastscore.sweeps.mechbench_runs import ExperimentNames
-    from fastscore.outputs.tables import OUTPUT, shown_rates
     settings = _settings(args, [s.name for s in scalar_settings()])
     if args.tasks is not None and not args.tasks.is_file():
         raise ValueError(f"--tasks {args.tasks}: file not found")
@@ -297,10 +297,10 @@ def _graph(args) -> int:
 def _feedback(args) -> int:
     import json
 
-    from fastscore.support.collector import paused
     from fastscore.service.feedback import feedback
     from fastscore.service.protocol import EXTRAS
     from fastscore.service.public import load_task
+    from fastscore.support.collector import paused
     task = load_task(args.task)
     submission = args.submission.read_bytes()
     try:

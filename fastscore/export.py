@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import get_args
 
 from fastscore.benchmarks import law_problems
-from fastscore.problems.model import Problem
 from fastscore.problems.formats import load_problems
+from fastscore.problems.model import Problem
 from fastscore.problems.splits import Layout, Splits, write_npz, write_prepared
 from fastscore.scoring.reference import build_reference
 from fastscore.settings import Settings

@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fastscore.library.families import FamilyError
 from fastscore.library.compose import CORE_SET_FILE, library_files
+from fastscore.library.families import FamilyError
 
 DEFAULT_DIRECTORY = Path(__file__).resolve().parent.parent / "problems" / "mechbench"
 

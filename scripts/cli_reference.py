@@ -48,6 +48,10 @@ for unusable input or an output that cannot be written; 130 on Ctrl-C and 143 on
 |---|---|"""
 
 
+def _number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _parser_for(cores: int) -> argparse.ArgumentParser:
     """``fastscore``'s parser as built on a machine with ``cores`` cores."""
     from fastscore import cli
@@ -161,10 +165,9 @@ def _settings_section(commands: dict[str, argparse.ArgumentParser]) -> list[str]
         takers = [name for name, command in commands.items() if any(a.dest == setting.name for a in command._actions)]
         low, high = setting.metadata["range"]
         kind = setting.metadata["kind"]
-        number = (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
         flag = "--" + setting.name.replace("_", "-")
-        lines.append(f"| `{setting.name}` | `{flag}` | {', '.join(takers)} | `{number(setting.default)}` "
-                     f"| [{number(low)}, {number(high)}]{'' if kind is int else ' (number)'} "
+        lines.append(f"| `{setting.name}` | `{flag}` | {', '.join(takers)} | `{_number(setting.default)}` "
+                     f"| [{_number(low)}, {_number(high)}]{'' if kind is int else ' (number)'} "
                      f"| {'no' if setting.metadata['changes_rows'] else 'yes'} | {_cell(setting.metadata['help'])} |")
     return lines
 

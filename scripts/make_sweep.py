@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Synthetic sweeps with planted truth, of any size, for tests and benchmarks (issue 5).
+"""Synthetic sweeps with planted truth, of any size, for tests and benchmarks.
 
     python scripts/make_sweep.py --problems DIR --out FILE.parquet --rows N
         [--configs K] [--runs R] [--duplicate-rate 0.6] [--seed S]
@@ -86,12 +86,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import symengine as se
 
-from fastscore.text.answers import split_equations
-from fastscore.support.collector import paused
-from fastscore.text.parse import parse_equation, parse_expression, symbol
-from fastscore.problems.model import Problem
 from fastscore.problems.formats import load_problems
+from fastscore.problems.model import Problem
 from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.support.collector import paused
+from fastscore.text.answers import split_equations
+from fastscore.text.parse import parse_equation, parse_expression, symbol
 
 __all__ = ["Submission", "SweepStats", "DifferenceCheck", "KIND_WEIGHTS", "grid_shape", "make_submission", "generate_rows",
            "write_sweep", "main"]

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fastscore.problems.model import Problem
 from fastscore.problems.formats import load_problems  # noqa: E402
+from fastscore.problems.model import Problem  # noqa: E402
 
 KINDS = ("reference", "renamed", "shuffled", "law-only", "perturbed", "wrong-replies", "malformed-replies")
 _NAME = re.compile(r"(?<![\w.])([^\W\d]\w*)(?!\w)")

@@ -227,8 +227,8 @@ def test_hostile_submissions_each_get_a_row_and_the_run_goes_on(tmp_path, exampl
 
 
 def test_cli_data_writes_the_splits_scoring_uses(tmp_path, example_dir):
-    from fastscore.problems.splits import read_npz
     from fastscore.problems.formats import load_problems
+    from fastscore.problems.splits import read_npz
     from fastscore.scoring.reference import build_reference
     assert main(["data", "--problems", str(example_dir), "--out", str(tmp_path)]) == 0
     problem = next(p for p in load_problems(example_dir) if p.task_id == "michaelis-menten-rate")

@@ -9,14 +9,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore.problems import formats as problem_registry
-from fastscore.sweeps import read as sweep_registry
-from fastscore.problems.model import Equation, Problem, Sampling, Variable
-from fastscore.problems.formats import ProblemFormat, load_problems, register_problem_format
 from fastscore.outputs import tables
+from fastscore.problems import formats as problem_registry
+from fastscore.problems.formats import ProblemFormat, load_problems, register_problem_format
+from fastscore.problems.model import Equation, Problem, Sampling, Variable
 from fastscore.run.job import score_sweep
 from fastscore.scoring.scorers import SubmissionContext, SubmissionScorer, register_scorer, unregister_scorer
 from fastscore.settings import Settings
+from fastscore.sweeps import read as sweep_registry
 from fastscore.sweeps.read import SweepReader, approximate_rows, read_sweep, register_sweep_reader
 
 SMALL = Settings(n_samples=64, n_points=64)

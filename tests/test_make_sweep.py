@@ -10,10 +10,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from tests.support.external import MDBENCH as EXTERNAL, requires_mdbench
 
 from fastscore.problems.formats import load_problems
 from fastscore.run.job import score_sweep
+from tests.support.external import MDBENCH as EXTERNAL
+from tests.support.external import requires_mdbench
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "problems" / "example"

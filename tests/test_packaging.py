@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import fastscore
+from fastscore.cli import main
 from fastscore.problems import bundled as bundled_data
 from fastscore.support import extras
-from fastscore.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

@@ -44,10 +44,10 @@ from collections.abc import Callable
 
 import symengine as se
 
-from fastscore.support.caches import memoized
 from fastscore.algebra.rational import in_complete_algebra, rational_identity
 from fastscore.algebra.rewrites import _plain, expand_arguments, normal_abs, reduced_roots, rewrite_positive
-from fastscore.algebra.sizes import MAX_EXPANDED_TERMS, _COMPOUND, _small_integer, expansion_size
+from fastscore.algebra.sizes import _COMPOUND, MAX_EXPANDED_TERMS, _small_integer, expansion_size
+from fastscore.support.caches import memoized
 
 
 def prove_equal(a: se.Basic, b: se.Basic, *, positive: frozenset[str] = frozenset(),

@@ -1,4 +1,4 @@
-"""SPEC §4: is a submitted expression equivalent to the reference over the domain?
+"""Is a submitted expression equivalent to the reference over the domain?
 
 The ladder, for one pair:
 
@@ -58,10 +58,10 @@ import symengine as se
 
 from fastscore.algebra.agreement import agrees
 from fastscore.algebra.canonical import prove_equal
-from fastscore.tapes.compile import compile_tape
-from fastscore.kernels import TINY, Screen, Tape, classify, evaluate, evaluate_bounded, screen, worst
 from fastscore.algebra.precision import Precise
+from fastscore.kernels import TINY, Screen, Tape, classify, evaluate, evaluate_bounded, screen, worst
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.tapes.compile import compile_tape
 
 Provenance = Literal["proven", "numeric", "different", "undecided"]
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)

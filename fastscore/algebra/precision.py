@@ -16,15 +16,14 @@ negative, a division by zero) is NaN, as in the float64 kernels.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
-
 from decimal import Decimal
+from typing import Callable, Mapping
 
 import mpmath
 import symengine as se
 
-from fastscore.support.caches import memoized
 from fastscore.algebra.sizes import count_nodes
+from fastscore.support.caches import memoized
 
 MAX_TREE_NODES = 20_000
 """Largest tree evaluated by SymEngine (larger ones: mpmath over distinct nodes)."""

@@ -18,9 +18,16 @@ import re
 
 import symengine as se
 
+from fastscore.algebra.sizes import (
+    _INTEGER_CLASSES,
+    _LEAVES,
+    MAX_ARGUMENT_TERMS,
+    _small_integer,
+    count_nodes,
+    guarded_expand,
+    subexpressions,
+)
 from fastscore.support.caches import memoized
-from fastscore.algebra.sizes import (MAX_ARGUMENT_TERMS, _INTEGER_CLASSES, _LEAVES, _small_integer, count_nodes,
-                                     guarded_expand, subexpressions)
 
 
 @memoized(1 << 16)

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastscore.problems.model import Problem, ProblemError, Variable
 from fastscore.problems.formats import ProblemFormat, task_id_of
+from fastscore.problems.model import Problem, ProblemError, Variable
 
 SUBMISSION_KEYS = ("submission", "mechanism", "phenomenal")
 """Sweep columns a benchmark row's submission is read from, the first one given."""

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import Benchmark, BadInput, base_fields, scored_rows, task_problem, yaml_format
+from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_rows, task_problem, yaml_format
 
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,

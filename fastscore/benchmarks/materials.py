@@ -36,7 +36,7 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.benchmarks.base import Benchmark, BadInput, base_fields, scored_rows, task_problem, yaml_format
+from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_rows, task_problem, yaml_format
 from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
 
 NAME = "llema"

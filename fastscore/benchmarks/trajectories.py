@@ -39,8 +39,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fastscore.benchmarks.base import (Benchmark, BadInput, base_fields, judged_rows, row_of, task_problem,
-                                      yaml_format)
+from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, judged_rows, row_of, task_problem, yaml_format
 
 NAME = "discoverphysics"
 COLUMNS = {"dp_error": pl.Float64, "dp_pass": pl.Boolean, "dp_submission": pl.Utf8, "dp_steps": pl.Int64,
@@ -97,7 +96,7 @@ def _law(data: Mapping, dim: int) -> tuple[dict, dict]:
 
 def _law_lines(text: str, dim: int) -> dict:
     formulas = {}
-    for i, line in enumerate(l for l in text.splitlines() if l.strip()):
+    for i, line in enumerate(text_line for text_line in text.splitlines() if text_line.strip()):
         match = _LINE.match(line)
         if match is None or match.group(2) not in _COMPONENTS[:dim]:
             raise BadInput(f"line {i + 1}: expected 'ax = ...' or 'pair_ax = ...' (components "
@@ -109,11 +108,11 @@ def _law_lines(text: str, dim: int) -> dict:
 def compile_law(formulas: Mapping[str, str], parameters: Mapping, dim: int, limits):
     """Parse and compile a law: (ops, args, starts, depth, has, rows the pairwise tapes
     read, parameter values); raises BadInput."""
+    from fastscore.kernels import opcodes
+    from fastscore.kernels.motion import MOTION_VARIABLES
+    from fastscore.kernels.tape import pack
     from fastscore.tapes.compile import UnsupportedExpression, compile_tape
     from fastscore.text.functions import CONSTANTS, FUNCTION_TABLE
-    from fastscore.kernels.motion import MOTION_VARIABLES
-    from fastscore.kernels import opcodes
-    from fastscore.kernels.tape import pack
     from fastscore.text.parse import parse_expression
     from fastscore.text.tokens import ParseError
     names = []

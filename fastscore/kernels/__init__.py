@@ -1,8 +1,12 @@
 """Numba kernels: postfix tapes, batch evaluation, error bounds, the equivalence
 screen, root finding, split metrics.
 
-Installed as ``fastscore.kernels`` (see README).  Kernels know nothing of problems,
-files or SymEngine: arrays in, arrays out (tapes are compiled by ``fastscore.tapes.compile``)."""
+Kernels know nothing of problems, files or SymEngine: arrays in, arrays out (tapes are
+compiled by ``fastscore.tapes.compile``).  Numba caches each compiled kernel on disk
+next to its source, so the kernels compile once per machine.
+
+May import: numpy, numba and the standard library only (a test keeps it so).
+"""
 
 from .bounds import evaluate_bounded
 from .evaluate import evaluate

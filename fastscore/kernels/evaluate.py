@@ -18,9 +18,8 @@ another tape.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import math
+from collections.abc import Sequence
 
 import numpy as np
 

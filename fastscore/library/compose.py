@@ -17,14 +17,21 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from fastscore.support.collector import paused
-from fastscore.problems.splits import sample_inputs
-from fastscore.library.families import (N_MUTATIONS, Family, FamilyError, Mechanism, apply_mutation, load_families,
-                                original_mechanism)
-from fastscore.text.parse import parse_equation, parse_expression
+from fastscore.library.families import (
+    N_MUTATIONS,
+    Family,
+    FamilyError,
+    Mechanism,
+    apply_mutation,
+    load_families,
+    original_mechanism,
+)
 from fastscore.problems.model import Equation, Probe, Problem, Variable
+from fastscore.problems.splits import sample_inputs
 from fastscore.scoring.reference import solve_reference_mechanism
 from fastscore.solve.mechanism import SolveError
+from fastscore.support.collector import paused
+from fastscore.text.parse import parse_equation, parse_expression
 from fastscore.text.tokens import ParseError
 
 __all__ = ["compose", "composed_mechanism", "core_set", "instance_task_id", "instances", "instance_yaml",

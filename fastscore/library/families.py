@@ -74,8 +74,8 @@ from pathlib import Path
 
 import yaml
 
-from fastscore.text.parse import parse_equation, parse_expression
 from fastscore.problems.model import Constant, FieldReader, Variable
+from fastscore.text.parse import parse_equation, parse_expression
 from fastscore.text.tokens import ParseError
 
 __all__ = [

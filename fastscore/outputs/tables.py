@@ -1,4 +1,4 @@
-"""Output tables (SPEC §6): the expected grid, scores, probes, summary and strata.
+"""Output tables: the expected grid, scores, probes, summary and strata.
 
 Every rate (``RATES``: one ``Rate`` each, with its label and its Polars expression) is
 computed per (config, run) over a fixed task denominator, then averaged over runs
@@ -14,7 +14,7 @@ summary, the strata, the report and the CLI.
   verdicts (``EXACT_RATES``: exact equivalence, beside the tolerant rates).
 Numeric columns carried through from the sweep (wall time, tokens, cost) are the
 solver's cost: the summary adds their median, total and total per correct task.
-Structure scores (issue 14), per run over the mechanism submissions that have them,
+Structure scores, per run over the mechanism submissions that have them,
 then averaged over runs like the rates: ``structure_graph_score`` and
 ``structure_ast_score`` (means; null when a run has no mechanism submission) and
 ``quantities_recovered`` (reference quantities recovered by value / reference
@@ -35,7 +35,7 @@ METRICS = ("max_rel_err", "r2", "rmse", "mae", "smape", "pearson_r")
 """The split metrics of a score row, as ``fastscore.kernels.METRICS`` names them (here
 without loading Numba; a test checks that the two are equal)."""
 class Outputs(NamedTuple):
-    """The files of a scored output directory (SPEC §6)."""
+    """The files of a scored output directory."""
 
     scores: str = "scores.parquet"
     probes: str = "probes.parquet"
@@ -113,7 +113,7 @@ OUTCOMES = {outcome: get_rate(name).label for outcome, name in
             (("p_equivalent", "sa_p"), ("m_correct", "sa_m"), ("id_acc", "acc_id"), ("ood_acc", "acc_ood"))}
 """Per-task binary outcomes (score columns) the report's tests compare, labelled as the rate of each."""
 
-# ------------------------------------------------- structure scores (issue 14)
+# ------------------------------------------------- structure scores
 # Columns of a mechanism submission (null for phenomenal ones; fastscore.scoring.structure).
 STRUCTURE_SCHEMA = {"structure_graph_score": pl.Float64, "structure_ast_score": pl.Float64,
                     "n_quantities_recovered": pl.Int64, "n_reference_quantities": pl.Int64,

@@ -1,4 +1,4 @@
-"""MechBench's task files and task folders (``MECHBENCH.md`` §1-2) as fastscore problems.
+"""MechBench's task files and task folders as fastscore problems.
 
 A **task file** is YAML with exactly the seven keys ``task_name``, ``task_description``,
 ``mutation``, ``mechanism_model`` [{formula, role, description}], ``phenomenal_model``
@@ -39,10 +39,10 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
+from fastscore.problems.formats import ProblemFormat, register_problem_format
+from fastscore.problems.model import Constant, Equation, FieldReader, Probe, Problem, ProblemError, Variable
 from fastscore.problems.splits import SPLITS
 from fastscore.text.parse import parse_expression
-from fastscore.problems.model import Constant, Equation, FieldReader, Probe, Problem, ProblemError, Variable
-from fastscore.problems.formats import ProblemFormat, register_problem_format
 from fastscore.text.tokens import ParseError
 
 __all__ = ["TASK_KEYS", "ROLES", "is_task", "problem_from_task", "problem_from_answer", "answer_paths",

@@ -45,9 +45,9 @@ class Sampling:
         """Why a sampling range is unusable, as (field or '', reason), or None when it is fine."""
         if distribution not in DISTRIBUTIONS:
             return "distribution", f"expected one of {', '.join(DISTRIBUTIONS)}, got {_show(distribution)}"
-        for field, value in (("min", low), ("max", high), ("ood_boundary", boundary)):
+        for name, value in (("min", low), ("max", high), ("ood_boundary", boundary)):
             if not math.isfinite(value):
-                return field, f"expected a finite number, got {value!r}"
+                return name, f"expected a finite number, got {value!r}"
         if not low < boundary < high:
             return "", f"expected min < ood_boundary < max, got min={low:g}, ood_boundary={boundary:g}, max={high:g}"
         if distribution == "log_uniform" and low <= 0:

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastscore.problems.model import Constant, FieldReader, Problem, ProblemError, Sampling, Variable
 from fastscore.problems.formats import ProblemFormat, register_problem_format
+from fastscore.problems.model import Constant, FieldReader, Problem, ProblemError, Sampling, Variable
 
 __all__ = ["ANSWER_FILE", "PROBLEM_FILE", "TASK", "answer_law", "unit_mapping", "unit_text", "problem_from_prepared",
            "is_prepared_answer"]

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.sweeps.mechbench_runs import HARNESS_PROBE_COLUMNS
 from fastscore.outputs.tables import OUTPUT
+from fastscore.sweeps.mechbench_runs import HARNESS_PROBE_COLUMNS
 
 __all__ = ["Audit", "DISAGREEMENTS", "harness_audit", "law_kind", "probe_kind"]
 

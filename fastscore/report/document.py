@@ -1,4 +1,4 @@
-"""The operator's report (SPEC §7 ``fastscore report DIR``): the document and its
+"""The operator's report (``fastscore report DIR``): the document and its
 sections (tables, paired statistics from ``fastscore.report.stats``, figures from
 ``fastscore.report.figures``) for a scored output directory, written to ``DIR/report/`` as
 ``report.md``, a self-contained ``report.html`` and PNG figures. How task-level
@@ -15,13 +15,23 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
+from fastscore.outputs.tables import (
+    OUTCOMES,
+    OUTPUT,
+    SCORE_SCHEMA,
+    STRATA,
+    STRATUM_TITLES,
+    shown_rates,
+    solver_cost,
+    stratum_rows,
+    summary_columns,
+    summary_inputs,
+)
+from fastscore.outputs.tables import strata as strata_table
+from fastscore.outputs.tables import summary as summary_table
 from fastscore.report.figures import plot_domain_accuracy, plot_mutations
 from fastscore.report.stats import cochran_across, domain_tests, paired_comparisons
 from fastscore.report.structure import structure_section
-from fastscore.outputs.tables import (OUTCOMES, OUTPUT, RATES, SCORE_SCHEMA, STRATA, STRATUM_TITLES, shown_rates, solver_cost,
-                              stratum_rows, summary_columns, summary_inputs)
-from fastscore.outputs.tables import strata as strata_table
-from fastscore.outputs.tables import summary as summary_table
 
 MUTATION_FIGURE = "rates_by_mutations.png"
 PAIRWISE_FILE = "pairwise.parquet"
@@ -285,8 +295,8 @@ PASSK_FIGURE = "passk.png"
 def _passk_section(document: _Document, directory: Path, out: Path) -> None:
     """pass@k against k per configuration (``fastscore.outputs.passk``), from ``passk.parquet``
     (computed from the scores when an older run has none)."""
-    from fastscore.report.figures import plot_passk
     from fastscore.outputs.passk import PASSK_FILE, read_passk
+    from fastscore.report.figures import plot_passk
     (out / PASSK_FIGURE).unlink(missing_ok=True)
     path = directory / PASSK_FILE
     passk = pl.read_parquet(path) if path.is_file() else read_passk(directory / OUTPUT.scores)

@@ -1,4 +1,4 @@
-"""The report's structure section (issue 14): the law-without-mechanism gap made visible.
+"""The report's structure section: the law-without-mechanism gap made visible.
 
 Per configuration, the structure scores of mechanism submissions whose law is judged
 right versus wrong (a table and a figure), and for a few tasks the reference graph
@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from fastscore.outputs.tables import OUTPUT
 from fastscore.problems.formats import load_problems
 from fastscore.sweeps.read import read_sweep
-from fastscore.outputs.tables import OUTPUT
 
 FIGURE = "structure_by_law.png"
 GRAPH_FIGURE = "structure_graph_{}.png"
@@ -159,12 +159,12 @@ def _pair_figure(problem, texts: Counter, path: Path) -> tuple[int, int, float] 
     wrong submissions, its graph score), or None when there is none.  The graph
     machinery (parser, solver and with it the kernels) is loaded here, so a report that
     draws no graph does not load Numba."""
-    from fastscore.structure.drawing import draw, figure_size, legend_handles
     from fastscore.report.task_graph import reference_graph
-    from fastscore.text.answers import constant_substitutions
+    from fastscore.scoring.reference import constant_substitutions
+    from fastscore.scoring.structure import compared_graph, parse_submitted, roles_of
+    from fastscore.structure.drawing import draw, figure_size, legend_handles
     from fastscore.structure.graph_score import graph_similarity
     from fastscore.structure.graphs import fingerprint, mechanism_graph
-    from fastscore.scoring.structure import compared_graph, parse_submitted, roles_of
     from fastscore.text.tokens import ParseError
     reference = reference_graph(problem).graph
     compared, _ = compared_graph(problem, reference.equations)

@@ -8,17 +8,17 @@ from typing import Mapping
 
 import polars as pl
 
-from fastscore.text.answers import constant_substitutions, read_expression
-from fastscore.structure.drawing import render
-from fastscore.text.parse import symbol
-from fastscore.problems.model import Problem
 from fastscore.problems.formats import load_problems
-from fastscore.scoring.reference import build_reference, reference_equations
+from fastscore.problems.model import Problem
+from fastscore.scoring.reference import build_reference, constant_substitutions, reference_equations
+from fastscore.scoring.structure import parse_submitted, recovered_quantities, roles_of, structure_fields
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.structure.drawing import render
 from fastscore.structure.graphs import MechanismGraph, mechanism_graph
-from fastscore.scoring.structure import parse_submitted, recovered_quantities, roles_of, structure_fields
 from fastscore.sweeps.read import read_sweep
+from fastscore.text.answers import read_expression
+from fastscore.text.parse import symbol
 from fastscore.text.tokens import ParseError
 
 

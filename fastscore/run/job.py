@@ -1,4 +1,4 @@
-"""The main job: score a sweep against a problem set and write the tables (SPEC §6).
+"""The main job: score a sweep against a problem set and write the tables.
 
 ``score_sweep`` streams the sweep in batches, groups each batch by task into work
 units, hands them to an executor, and writes results in parts (``OUT/.parts/``) as
@@ -26,7 +26,6 @@ the problem set but outside ``tasks`` (a Core set) are counted, not warned about
 from __future__ import annotations
 
 import json
-import os
 import platform
 import sys
 import tempfile
@@ -41,21 +40,21 @@ from typing import Iterator, Mapping, Sequence
 import polars as pl
 
 from fastscore import __version__
-from fastscore.run import in_memory
 from fastscore.outputs import tables
-from fastscore.run.executors import ExecutorName, make_executor
-from fastscore.support.extras import has_extra
-from fastscore.run.executors.base import Executor, WorkUnit
-from fastscore.support.lifeline import LockBusy, RunLock
-from fastscore.run.parts import PartStore, atomically
 from fastscore.outputs.passk import PASSK_FILE, read_passk
-from fastscore.problems.model import Problem
-from fastscore.problems.formats import digest_problems, load_problems, problem_paths, select_tasks
-from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.outputs.published import numeric_columns, published
-from fastscore.sweeps.results import NO_TASK, no_task_row, triage
+from fastscore.problems.formats import digest_problems, load_problems, problem_paths, select_tasks
+from fastscore.problems.model import Problem
+from fastscore.run import in_memory
+from fastscore.run.executors import ExecutorName, make_executor
+from fastscore.run.executors.base import Executor, WorkUnit
+from fastscore.run.parts import PartStore, atomically
+from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.support.extras import has_extra
+from fastscore.support.lifeline import LockBusy, RunLock
 from fastscore.sweeps.mechbench_runs import ExperimentNames
 from fastscore.sweeps.read import READ_ERROR, SweepError, approximate_rows, read_sweep, submission_sha, sweep_digest
+from fastscore.sweeps.results import NO_TASK, no_task_row, triage
 
 PART_ROWS = 20_000
 _PACKAGES = ("numpy", "numba", "symengine", "sympy", "polars", "pyarrow", "ray", "mpmath", "scipy")

@@ -3,6 +3,7 @@ submission: parsed law and probes, data splits, equivalence points and the refer
 values on them."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Mapping
@@ -10,19 +11,19 @@ from typing import Mapping
 import numpy as np
 import symengine as se
 
-from fastscore.text.answers import constant_substitutions, read_expression
-from fastscore.problems.splits import SPLITS, Split, Splits, make_splits, problem_rng, sample_inputs
 from fastscore.algebra.agreement import agree
 from fastscore.algebra.equivalence import Domain, Quantity, judge
 from fastscore.algebra.sizes import count_nodes
-from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate
-from fastscore.text.parse import parse_equation, parse_expression, symbol
 from fastscore.problems.model import Problem
+from fastscore.problems.splits import SPLITS, Split, Splits, make_splits, problem_rng, sample_inputs
+from fastscore.scoring.written import written_values
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 from fastscore.solve.mechanism import SolveError, solve_mechanism
 from fastscore.solve.solution import Solution
-from fastscore.scoring.written import written_values
+from fastscore.tapes.compile import UnsupportedExpression, compile_tape
+from fastscore.text.answers import read_expression
+from fastscore.text.parse import parse_equation, parse_expression, symbol
 
 SEGMENTS = ("domain", *SPLITS)
 
@@ -88,6 +89,11 @@ class Reference:
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in ("points", "_own_blocks")}  # rebuilt on use
+
+
+def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
+    """Declared constants whose value is pi become ``se.pi`` (e.g. MDBench's ``π``)."""
+    return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}
 
 
 def coefficient_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:

@@ -41,10 +41,8 @@ import numpy as np
 import symengine as se
 
 from fastscore.algebra.agreement import agree
-from fastscore.text.answers import defined_constants, split_equations
 from fastscore.algebra.equivalence import Quantity, judge
-from fastscore.tapes.compile import UnsupportedExpression
-from fastscore.text.parse import parse_equation
+from fastscore.outputs.tables import STRUCTURE_SCHEMA
 from fastscore.problems.model import Problem
 from fastscore.scoring.reference import Reference, reference_equations
 from fastscore.scoring.scorers import SubmissionContext
@@ -53,7 +51,9 @@ from fastscore.solve.solution import Solution
 from fastscore.structure.ast_score import AstReference, equation_shapes
 from fastscore.structure.graph_score import graph_similarity
 from fastscore.structure.graphs import MechanismGraph, fixed_numbers, mechanism_graph
-from fastscore.outputs.tables import STRUCTURE_SCHEMA
+from fastscore.tapes.compile import UnsupportedExpression
+from fastscore.text.answers import defined_constants, split_equations
+from fastscore.text.parse import parse_equation
 from fastscore.text.tokens import ParseError
 
 STRUCTURE_COLUMNS = tuple(STRUCTURE_SCHEMA)

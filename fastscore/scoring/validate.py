@@ -24,11 +24,11 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from fastscore.support.collector import paused
 from fastscore.algebra.equivalence import Quantity, judge
 from fastscore.problems.model import Problem
 from fastscore.scoring.reference import Reference, build_reference
 from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.support.collector import paused
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ caller falls back to its own evaluation.
 from __future__ import annotations
 
 from collections.abc import Mapping
+
 import numpy as np
 
 from fastscore.text.tokens import DEFAULT_LIMITS, DIGITS, END, ParseError, is_name, tokenize

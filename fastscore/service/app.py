@@ -38,7 +38,15 @@ from pathlib import Path
 from aiohttp import BodyPartReader, hdrs, web
 
 from fastscore.service.memo import LRU, Memo
-from fastscore.service.protocol import DEFAULT_BUDGET, DEFAULT_CACHE, EXTRAS, FIELDS, MAX_UPLOAD, PROTOCOL, protocol_answer
+from fastscore.service.protocol import (
+    DEFAULT_BUDGET,
+    DEFAULT_CACHE,
+    EXTRAS,
+    FIELDS,
+    MAX_UPLOAD,
+    PROTOCOL,
+    protocol_answer,
+)
 from fastscore.service.public import PublicTask, TaskError, public_task, read_problem, read_train
 from fastscore.service.workers import FeedbackPool, task_memo
 

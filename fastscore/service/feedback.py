@@ -1,4 +1,4 @@
-"""Feedback on one submitted mechanism, from a public MechBench task alone (MECHBENCH.md §5).
+"""Feedback on one submitted mechanism, from a public MechBench task alone.
 
 The answer is the one MechBench's feedback service gives (protocol
 ``mdbench-proposal-v1``), computed with fastscore's own parser, solver and kernels:
@@ -25,14 +25,14 @@ import math
 import numpy as np
 import symengine as se
 
-from fastscore.text.answers import defined_constants, split_equations
 from fastscore.algebra.sizes import count_nodes
-from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import evaluate
-from fastscore.text.parse import parse_equation
 from fastscore.service.protocol import DEFAULT_BUDGET, EXTRAS
 from fastscore.service.public import PublicTask, excerpt, one_line
 from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.tapes.compile import UnsupportedExpression, compile_tape
+from fastscore.text.answers import defined_constants, split_equations
+from fastscore.text.parse import parse_equation
 from fastscore.text.tokens import DEFAULT_LIMITS, ParseError, strip_comments
 
 __all__ = ["METRIC_KEYS", "RTOL", "feedback", "train_metrics"]

@@ -1,4 +1,4 @@
-"""Constants of MechBench's feedback protocol ``mdbench-proposal-v1`` (MECHBENCH.md §5)
+"""Constants of MechBench's feedback protocol ``mdbench-proposal-v1``
 and of fastscore's service; free of heavy imports, so the CLI can show them."""
 
 PROTOCOL = "mdbench-proposal-v1"

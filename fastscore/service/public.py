@@ -1,4 +1,4 @@
-"""Public MechBench task artifacts (MECHBENCH.md §2): ``problem.json`` + ``train.npy``.
+"""Public MechBench task artifacts: ``problem.json`` + ``train.npy``.
 
 Validated as MechBench's harness validates them: the public layout
 (``data_layout`` ``variables_by_samples``), observed variables only (exactly the

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-from collections import deque
-from collections.abc import Callable
 import os
 import signal
 import sys
+from collections import deque
+from collections.abc import Callable
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 
-from fastscore.support.lifeline import tie_to_parent
 from fastscore.service.memo import LRU
+from fastscore.support.lifeline import tie_to_parent
 
 __all__ = ["FeedbackPool", "TASKS_KEPT", "TASK_BYTES_KEPT", "start_fork_server", "task_memo"]
 
@@ -65,8 +65,8 @@ def _work(conn: Connection) -> None:
     each with the garbage collector paused (``fastscore.support.collector``)."""
     tie_to_parent(os.getppid())  # the fork server; it ends with the service
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    from fastscore.support.collector import paused
     from fastscore.service.feedback import feedback
+    from fastscore.support.collector import paused
     from fastscore.tapes.warm import warm_sympy, warm_up
 
     warm_up()

@@ -16,8 +16,8 @@ from fractions import Fraction
 
 import symengine as se
 
-from fastscore.support.caches import memoized
 from fastscore.algebra.sizes import guarded_expand
+from fastscore.support.caches import memoized
 
 __all__ = ["add_args", "closed_forms", "even_root_of", "expand", "has", "names_of"]
 

@@ -25,8 +25,8 @@ from functools import cached_property
 
 import symengine as se
 
-from fastscore.support.caches import memoized
 from fastscore.solve.closed_forms import names_of
+from fastscore.support.caches import memoized
 from fastscore.text.functions import CONSTANTS, FUNCTION_TABLE
 from fastscore.text.tokens import Limits, ParseError, is_name, tokenize
 

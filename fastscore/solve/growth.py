@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import symengine as se
 
-from fastscore.support.caches import memoized
 from fastscore.algebra.sizes import count_nodes, subexpressions
+from fastscore.support.caches import memoized
 from fastscore.text.literals import FLOAT_DIGITS, MAX_RESULT_DIGITS, fraction, number_bounds, power_digits
 from fastscore.text.tokens import Limits
 

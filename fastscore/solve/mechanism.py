@@ -32,22 +32,22 @@ import numpy as np
 import symengine as se
 
 from fastscore.algebra.agreement import agree
-from fastscore.solve.blocks import blocks, listed, match
-from fastscore.support.caches import memoized
 from fastscore.algebra.rewrites import reduced_roots
 from fastscore.algebra.sizes import count_nodes, subexpressions
-from fastscore.solve.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
-from fastscore.tapes.compile import compile_tape
-from fastscore.tapes.constants import constant_value
-from fastscore.solve.growth import closed_form_problem, power_problem, size_problem
 from fastscore.kernels import evaluate
 from fastscore.kernels.roots import solve_block
+from fastscore.settings import DEFAULT_SETTINGS
+from fastscore.solve.blocks import blocks, listed, match
+from fastscore.solve.closed_forms import add_args, closed_forms, even_root_of, expand, has, names_of
+from fastscore.solve.growth import closed_form_problem, power_problem, size_problem
 from fastscore.solve.linear import LinearBlock, SingularBlock, UnsatisfiedEquation, linear_block, solve_linear
 from fastscore.solve.solution import Solution, _broadcast, _Closed, _Numeric, _stack, compile_block
 from fastscore.solve.sympy_fallback import sympy_forms
-from fastscore.settings import DEFAULT_SETTINGS
-from fastscore.text.tokens import DEFAULT_LIMITS, Limits
+from fastscore.support.caches import memoized
+from fastscore.tapes.compile import compile_tape
+from fastscore.tapes.constants import constant_value
 from fastscore.tapes.warm import warm_up
+from fastscore.text.tokens import DEFAULT_LIMITS, Limits
 
 __all__ = ["SolveError", "SolveTimeout", "solve_mechanism"]
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import symengine as se
 
-from fastscore.support.caches import memoized
-from fastscore.solve.closed_forms import names_of
-from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate, pack
 from fastscore.kernels.roots import Block, solve_block
+from fastscore.solve.closed_forms import names_of
+from fastscore.support.caches import memoized
+from fastscore.tapes.compile import compile_tape
 
 __all__ = ["Solution", "compile_block"]
 

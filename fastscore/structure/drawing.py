@@ -150,7 +150,7 @@ def draw(graph: MechanismGraph, axes, *, title: str | None = None,
     members = _members(graph)
     scale_x, scale_y = 2.2, 1.6
     points = {n: (x * scale_x, y * scale_y) for n, (x, y) in xy.items()}
-    for k, block in enumerate(graph.blocks):
+    for block in graph.blocks:
         if block.kind == EXPLICIT or not block.unknowns:
             continue
         xs = [points[n][0] for n in block.unknowns]

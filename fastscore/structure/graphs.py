@@ -33,9 +33,10 @@ from functools import cached_property
 
 import symengine as se
 
-from fastscore.support.caches import memoized
-from fastscore.solve.blocks import blocks as _blocks, match as _match
+from fastscore.solve.blocks import blocks as _blocks
+from fastscore.solve.blocks import match as _match
 from fastscore.solve.closed_forms import names_of
+from fastscore.support.caches import memoized
 
 __all__ = ["Block", "MechanismGraph", "mechanism_graph", "fixed_numbers", "fingerprint"]
 

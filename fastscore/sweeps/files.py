@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from fastscore.sweeps.rows import COLUMNS, READ_ERROR, SweepError, _TEXT_COLUMNS, _check_columns
+from fastscore.sweeps.rows import _TEXT_COLUMNS, COLUMNS, READ_ERROR, SweepError, _check_columns
 
 _CSV_BLOCK = 4 << 20
 

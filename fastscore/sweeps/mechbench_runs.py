@@ -1,4 +1,4 @@
-"""MechBench run folders as a sweep (``MECHBENCH.md`` §3).
+"""MechBench run folders as a sweep.
 
 One agent run leaves ``<save_dir>/<exp_name>/<task_name>/`` with ``submission.txt`` (the
 frozen mechanism: one equation a line, ``#`` comments, ``;`` separators), the probe
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.text.tokens import comment_free_lines
 from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
 from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA
 from fastscore.sweeps.tree import MAX_FILE_BYTES, PROBES_FILE, SUBMISSION_FILE
+from fastscore.text.tokens import comment_free_lines
 
 __all__ = ["ExperimentNames", "harness_verdicts", "is_run_tree", "read_runs", "submission_text"]
 

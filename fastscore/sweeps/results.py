@@ -38,8 +38,18 @@ from pathlib import Path
 
 import polars as pl
 
-from fastscore.sweeps.mechbench_runs import (HARNESS_COLUMNS, HARNESS_PROBE_COLUMNS, ExperimentNames, _entries, _flag, _folders, _read,
-                            _seconds, harness_verdicts, submission_text)
+from fastscore.sweeps.mechbench_runs import (
+    HARNESS_COLUMNS,
+    HARNESS_PROBE_COLUMNS,
+    ExperimentNames,
+    _entries,
+    _flag,
+    _folders,
+    _read,
+    _seconds,
+    harness_verdicts,
+    submission_text,
+)
 from fastscore.sweeps.read import TREE, SweepReader, register_sweep_reader
 from fastscore.sweeps.rows import READ_ERROR, ROW_SCHEMA, SUBMISSION_COLUMNS, batched_frames
 

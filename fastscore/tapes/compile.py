@@ -24,12 +24,12 @@ from collections.abc import Sequence
 import numpy as np
 import symengine as se
 
+from fastscore.kernels import opcodes as op
+from fastscore.kernels.tape import Tape
 from fastscore.support.caches import memoized
 from fastscore.tapes.constants import UnsupportedExpression
 from fastscore.tapes.instructions import Code, push_const
 from fastscore.tapes.lowering import MAX_TREE_NODES, _codes, _Compiler, _TreeTooLarge
-from fastscore.kernels import opcodes as op
-from fastscore.kernels.tape import Tape
 
 __all__ = ["UnsupportedExpression", "compile_tape"]
 

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import symengine as se
 
-from fastscore.support.caches import memoized
-from fastscore.tapes.constants import (UnsupportedExpression, _constant_value, _is_negative, _is_third,
-                                       _rational_parts)
-from fastscore.tapes.instructions import DEPTH, Code, binary, chain, push_const
 from fastscore.kernels import opcodes as op
+from fastscore.support.caches import memoized
+from fastscore.tapes.constants import UnsupportedExpression, _constant_value, _is_negative, _is_third, _rational_parts
+from fastscore.tapes.instructions import DEPTH, Code, binary, chain, push_const
 
 __all__ = ["MAX_POWI", "MAX_TREE_NODES"]
 

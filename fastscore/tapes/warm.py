@@ -13,9 +13,9 @@ from functools import cache
 import numpy as np
 import symengine as se
 
-from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import classify, evaluate, evaluate_bounded, pack, screen, split_metrics, worst
 from fastscore.kernels.roots import Block, solve_block
+from fastscore.tapes.compile import compile_tape
 
 
 @cache  # once per process: not a memo of fastscore.support.caches, which clear() would empty and re-warm

@@ -11,7 +11,6 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 import symengine as se
 
@@ -19,11 +18,7 @@ from fastscore.text.functions import CONSTANTS
 from fastscore.text.parse import parse_equation, parse_expression, short, symbol
 from fastscore.text.tokens import DEFAULT_LIMITS, Limits, ParseError, comment_free_lines, is_name, strip_comments
 
-if TYPE_CHECKING:  # a type only: text sits below problems
-    from fastscore.problems.model import Problem
-
 __all__ = [
-    "constant_substitutions",
     "defined_constants",
     "parse_probe_answers",
     "read_expression",
@@ -174,8 +169,3 @@ def read_expression(text: str, *, target: str, names, allow_new_names: bool = Fa
             raise ValueError(f"left-hand side must be {target!r}, got {str(lhs)!r}")
         return rhs
     return parse_expression(text, names=names, allow_new_names=allow_new_names, limits=limits)
-
-
-def constant_substitutions(problem: Problem) -> dict[se.Basic, se.Basic]:
-    """Declared constants whose value is pi become ``se.pi`` (e.g. MDBench's ``π``)."""
-    return {symbol(c.name): se.pi for c in problem.constants if math.isclose(c.value, math.pi, rel_tol=1e-15)}

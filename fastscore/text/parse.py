@@ -51,8 +51,16 @@ import symengine as se
 
 from fastscore.support.caches import memoized
 from fastscore.text.functions import CONSTANTS, FUNCTION_TABLE
-from fastscore.text.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_real, fraction, literal,
-                                     log_magnitude, power_digits)
+from fastscore.text.literals import (
+    FLOAT_DIGITS,
+    MAX_RESULT_DIGITS,
+    exceeds,
+    finite_real,
+    fraction,
+    literal,
+    log_magnitude,
+    power_digits,
+)
 from fastscore.text.parse_checks import _Checks, _make_room, short
 from fastscore.text.tokens import DEFAULT_LIMITS, DIGITS, END, Limits, ParseError, columns, is_name, tokenize
 

@@ -17,8 +17,15 @@ import sys
 
 import symengine as se
 
-from fastscore.text.literals import (FLOAT_DIGITS, MAX_RESULT_DIGITS, exceeds, finite_parts, finite_real, fraction,
-                                     max_digits)
+from fastscore.text.literals import (
+    FLOAT_DIGITS,
+    MAX_RESULT_DIGITS,
+    exceeds,
+    finite_parts,
+    finite_real,
+    fraction,
+    max_digits,
+)
 from fastscore.text.tokens import END, OPERATORS, ParseError, columns
 
 __all__ = ["short"]

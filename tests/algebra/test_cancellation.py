@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from fastscore.algebra.equivalence import Domain, compare
-from fastscore.text.parse import parse_expression
 from fastscore.problems.formats import load_problems
 from fastscore.scoring.validate import validate_problem
+from fastscore.text.parse import parse_expression
 
 NAMES = ("T", "r")
 X = "(T - 300)**2/r"

@@ -1,4 +1,4 @@
-"""The equivalence engine (SPEC §4) against a corpus of pairs with independent truth.
+"""The equivalence engine against a corpus of pairs with independent truth.
 
 The corpus and its truth helpers live in ``tests/verdict_corpus.py``: every case's
 truth is re-established there with plain mpmath, never with fastscore.  Here every
@@ -9,18 +9,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import mpmath
 import numpy as np
 import pytest
 import symengine as se
 
 from fastscore.algebra.canonical import prove_equal
 from fastscore.algebra.equivalence import Domain, compare
-from fastscore.text.parse import parse_expression
 from fastscore.settings import DEFAULT_SETTINGS
-
-import mpmath
+from fastscore.text.parse import parse_expression
 from tests.support.verdict_corpus import CASES, Case, difference_at, mp_value, relative_difference, sample, truth_of
-
 
 N_POINTS = DEFAULT_SETTINGS.n_points + 3 * DEFAULT_SETTINGS.n_samples
 

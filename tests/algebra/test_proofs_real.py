@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from fastscore.text.answers import defined_constants, split_equations
 from fastscore.algebra.canonical import prove_equal
-from fastscore.text.parse import parse_expression
 from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
+from fastscore.text.answers import defined_constants, split_equations
+from fastscore.text.parse import parse_expression
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real" / "proofs"
 ORIGINAL = "Circular Orbit - Original"

@@ -135,8 +135,8 @@ def test_a_folder_mixing_laws_and_graphs_keeps_each_rate_to_its_own_tasks(tmp_pa
 
 
 def test_the_benchmarks_declare_their_columns_and_names():
-    from fastscore.outputs import tables
     from fastscore.benchmarks import BENCHMARKS, declared
+    from fastscore.outputs import tables
     assert set(declared.names()) == set(BENCHMARKS) == {"grn", "llema", "discoverphysics"}
     for module in declared.benchmark_modules():
         assert module.BENCHMARK.name == module.NAME and all(tables.SCORE_SCHEMA[c] == t for c, t in

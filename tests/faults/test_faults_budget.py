@@ -4,21 +4,20 @@ inside the elimination, and a bomb in a batch costs its own row's time."""
 from __future__ import annotations
 
 import json
-
 import time
 
 import pytest
 
 import fastscore.scoring.candidates as candidates_module
+from fastscore.algebra.sizes import count_nodes
 from fastscore.run.executors.local import LocalExecutor
 from fastscore.service.feedback import feedback
-from fastscore.text.parse import parse_equation
+from fastscore.service.public import public_task
 from fastscore.settings import Settings
 from fastscore.solve.mechanism import SolveError, SolveTimeout, solve_mechanism
+from fastscore.text.parse import parse_equation
 from fastscore.text.tokens import Limits
 from tests.support.public_tasks import ROLE_OF, demo_data, problem_json
-from fastscore.algebra.sizes import count_nodes
-from fastscore.service.public import public_task
 
 TASK = "michaelis-menten-rate"
 LAW = "v = k3*E_T*S/((k2 + k3)/k1 + S)"

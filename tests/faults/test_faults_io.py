@@ -14,8 +14,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from fastscore.cli import main
-from fastscore.report.figures import _height, _legend
 from fastscore.report.document import write_report
+from fastscore.report.figures import _height, _legend
 from fastscore.run.job import score_sweep
 
 TASK = "circular-orbit-period"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fastscore.support.lifeline import RunLock, pid_alive
 from fastscore.run.job import OutputBusy, _locked, score_sweep
+from fastscore.support.lifeline import RunLock, pid_alive
 
 pytestmark = pytest.mark.slow
 

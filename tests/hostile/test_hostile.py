@@ -1,4 +1,4 @@
-"""Issue 15's reproducers, each with its clean outcome: bounded work, a counted or
+"""Hostile inputs' reproducers, each with its clean outcome: bounded work, a counted or
 reported loss, or one line and exit 2; never a traceback, a hang or a silent loss.
 
 Small inputs live in ``inputs/``; large, binary or filesystem ones (links, FIFOs) are

@@ -13,13 +13,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from fastscore.algebra import canonical
-from fastscore.algebra import equivalence
+from fastscore.algebra import canonical, equivalence
 from fastscore.algebra.equivalence import Domain, Quantity, Verdict, _separated, judge
-from fastscore.tapes.compile import compile_tape
-from fastscore.kernels import classify, evaluate, evaluate_bounded, screen, worst
-from fastscore.text.parse import parse_expression
 from fastscore.algebra.precision import Precise
+from fastscore.kernels import classify, evaluate, evaluate_bounded, screen, worst
+from fastscore.tapes.compile import compile_tape
+from fastscore.text.parse import parse_expression
 from tests.support.verdict_corpus import CASES, DIGITS, mp_value, sample
 
 POINTS_PER_FORMULA = 12

@@ -10,18 +10,20 @@ import symengine as se
 
 import fastscore.tapes.compile as tape_module
 import fastscore.tapes.lowering as lowering
-from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.kernels import (
     METRICS,
     Tape,
     TapeBatch,
     accuracy,
     evaluate,
+    evaluate_bounded,
+    jit,
+    opcodes,
     pack,
     split_metrics,
 )
-from fastscore.kernels import evaluate_bounded, jit, opcodes
 from fastscore.kernels.evaluate import SHARED
+from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 
 RNG = np.random.default_rng(20240601)
 N = 700  # more than two kernel blocks, not a multiple of the block size

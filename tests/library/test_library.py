@@ -11,11 +11,11 @@ import pytest
 import symengine as se
 from scipy.optimize import least_squares
 
-from fastscore.problems.splits import sample_inputs
-from fastscore.library.families import FamilyError, apply_mutation, load_families, load_family, original_mechanism
 from fastscore.library.compose import CORE_SET_FILE, compose, core_set, instance_task_id, library_files
-from fastscore.text.parse import parse_equation, parse_expression, symbol
+from fastscore.library.families import FamilyError, apply_mutation, load_families, load_family, original_mechanism
 from fastscore.problems.formats import load_problems
+from fastscore.problems.splits import sample_inputs
+from fastscore.text.parse import parse_equation, parse_expression, symbol
 
 pytestmark = pytest.mark.slow
 

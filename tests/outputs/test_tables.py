@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from fastscore.outputs import tables
 from fastscore.cli import main
 from fastscore.kernels import METRICS
+from fastscore.outputs import tables
 from fastscore.report.document import write_report
 
 

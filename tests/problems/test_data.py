@@ -5,9 +5,17 @@ import json
 import numpy as np
 import pytest
 
-from fastscore.problems.splits import (Splits, make_splits, problem_rng, read_npz,
-                            read_prepared, sample_inputs, write_npz, write_prepared)
 from fastscore.problems.model import Constant, Equation, Probe, Problem, Sampling, Variable
+from fastscore.problems.splits import (
+    Splits,
+    make_splits,
+    problem_rng,
+    read_npz,
+    read_prepared,
+    sample_inputs,
+    write_npz,
+    write_prepared,
+)
 from fastscore.settings import DEFAULT_SETTINGS
 
 

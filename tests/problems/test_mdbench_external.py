@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.external import MDBENCH, requires_mdbench
 from fastscore.problems.formats import load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
+from tests.support.external import MDBENCH, requires_mdbench
 
 pytestmark = requires_mdbench
 PROBLEMS = load_problems(MDBENCH) if MDBENCH.is_dir() else []

@@ -23,14 +23,14 @@ import numpy as np
 import pytest
 
 from fastscore.export import write_splits, write_task_views
-from fastscore.problems.splits import read_npz
-from fastscore.problems.prepared import answer_law, unit_mapping, unit_text
-from fastscore.problems.model import ProblemError
 from fastscore.problems.formats import load_problem, load_problems
+from fastscore.problems.model import ProblemError
+from fastscore.problems.prepared import answer_law, unit_mapping, unit_text
+from fastscore.problems.splits import read_npz
 from fastscore.scoring.reference import build_reference
 from fastscore.scoring.task import score_task
-from fastscore.settings import Settings
 from fastscore.scoring.written import written_values
+from fastscore.settings import Settings
 
 pytestmark = pytest.mark.slow
 

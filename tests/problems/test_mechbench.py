@@ -8,19 +8,14 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.support.external import MECHBENCH
 from fastscore.cli import main
+from fastscore.problems.formats import load_problem, load_problems
 from fastscore.problems.mechbench import data_columns, parse_task_name, write_task_folder
 from fastscore.problems.model import ProblemError
-from fastscore.problems.formats import load_problem, load_problems
 from fastscore.scoring.reference import build_reference
 from fastscore.settings import Settings
+from tests.support.external import MECHBENCH
 from tests.support.mechbench_tasks import SMALL, orbit_task, write_task
-
-
-
-
-
 
 
 def test_a_task_file_becomes_a_problem(tmp_path):

@@ -3,10 +3,9 @@
 import pytest
 import yaml
 
-from tests.support.external import MDBENCH, requires_mdbench
-from fastscore.problems.model import Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable
 from fastscore.problems.formats import load_problem, load_problems
-
+from fastscore.problems.model import Constant, Equation, FieldReader, Probe, ProblemError, Sampling, Variable
+from tests.support.external import MDBENCH, requires_mdbench
 
 BASE = {
     "problem_name": "Toy",

@@ -6,9 +6,9 @@ import json
 import polars as pl
 import pytest
 
+from fastscore.cli import main
 from fastscore.outputs import tables
 from fastscore.report.audit import DISAGREEMENTS, harness_audit
-from fastscore.cli import main
 
 ONE_SIDE = "defined at the counterexample on one side only"
 

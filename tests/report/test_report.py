@@ -10,12 +10,21 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from fastscore.outputs import tables
 from fastscore.cli import main
+from fastscore.outputs import tables
 from fastscore.outputs.tables import cost_columns, solver_cost
 from fastscore.report.document import DOMAIN_FIGURE, MUTATION_FIGURE, write_report
-from fastscore.report.stats import (cochran_across, cochran_q, domain_tests, holm, kruskal_wallis, mcnemar_exact,
-                             paired_comparisons, task_outcomes, wilcoxon_signed_rank)
+from fastscore.report.stats import (
+    cochran_across,
+    cochran_q,
+    domain_tests,
+    holm,
+    kruskal_wallis,
+    mcnemar_exact,
+    paired_comparisons,
+    task_outcomes,
+    wilcoxon_signed_rank,
+)
 from fastscore.run.job import score_sweep
 from tests.support.reports import SOLVE_RATE, synthetic_rows, write_output
 

@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from fastscore.outputs import tables
 from fastscore.cli import main
-from fastscore.report.figures import MAX_WIDTH, clipped_errors, plot_domain_accuracy
+from fastscore.outputs import tables
 from fastscore.report.document import ALL_PAIRS_MAX, DOMAIN_FIGURE, PAIRWISE_FILE, write_report
+from fastscore.report.figures import MAX_WIDTH, clipped_errors, plot_domain_accuracy
 from fastscore.report.stats import holm, paired_comparisons
 from tests.support.reports import synthetic_rows, write_output
 

@@ -10,13 +10,12 @@ import polars as pl
 import pytest
 
 from fastscore.run import executors
-from fastscore.support.collector import paused
 from fastscore.run.executors import ExecutorName, register_executor
 from fastscore.run.executors.base import ReferenceCache, score_units
 from fastscore.run.job import score_sweep
 from fastscore.scoring.task import score_task
 from fastscore.settings import DEFAULT_SETTINGS
-
+from fastscore.support.collector import paused
 
 
 class InProcess:

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import fastscore.run.executors.local as local
-from fastscore.run.executors.local import LocalExecutor
 from fastscore.problems.formats import load_problems
+from fastscore.run.executors.local import LocalExecutor
 from fastscore.run.job import score_sweep
 from fastscore.settings import DEFAULT_SETTINGS, Settings
 

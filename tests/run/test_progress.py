@@ -9,8 +9,8 @@ import sys
 import polars as pl
 import pytest
 
-from fastscore.run import job
 from fastscore.kernels import jit
+from fastscore.run import job
 from fastscore.sweeps.read import approximate_rows
 from fastscore.tapes.warm import warm_up
 

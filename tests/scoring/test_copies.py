@@ -4,13 +4,14 @@ near copies are not."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import fastscore.scoring.candidates as candidates_module
-import pytest
-from fastscore.solve.copies import Copies, renamed as renamed_equations
-from fastscore.text.parse import parse_equation
 from fastscore.scoring.task import score_task
+from fastscore.solve.copies import Copies
+from fastscore.solve.copies import renamed as renamed_equations
 from fastscore.solve.mechanism import solve_mechanism
+from fastscore.text.parse import parse_equation
 from tests.support.scoring import MM_MECHANISM, mm_row
 
 KNOWNS = ("x", "t")
@@ -95,6 +96,7 @@ def test_copies_in_a_batch_score_as_each_would_alone(reference, monkeypatch):  #
 
 def test_a_scorer_same_for_copies_is_called_once_for_a_mechanism_and_its_copies(reference):  # noqa: F811
     import polars as pl
+
     from fastscore.scoring.scorers import SubmissionScorer, register_scorer, unregister_scorer
     calls = {"alike": [], "own": []}
 

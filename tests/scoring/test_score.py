@@ -14,11 +14,6 @@ from fastscore.settings import Settings
 from tests.support.scoring import MM_MECHANISM, mm_row
 
 
-
-
-
-
-
 def test_a_solve_past_its_budget_is_a_timeout_row(reference):
     scores, _ = score_task(reference, [mm_row(0, mechanism=MM_MECHANISM)], settings=Settings(solve_budget=0.0))
     assert scores[0]["status"] == "timeout" and "budget" in scores[0]["error"]
@@ -148,9 +143,9 @@ def test_a_row_is_read_once_whatever_form_its_cells_take(reference):
 
 
 def test_the_structure_scorer_is_a_declared_built_in():
+    import fastscore.scoring.structure  # noqa: F401  (importing it registers nothing)
     from fastscore.outputs.tables import STRUCTURE_SCHEMA
     from fastscore.scoring.scorers import SCORERS, SubmissionScorer, register_scorer, submission_scorers
-    import fastscore.scoring.structure  # noqa: F401  (importing it registers nothing)
     assert [s.name for s in SCORERS if s.name == "structure"] == []
     first = submission_scorers()[0]
     assert (first.name, dict(first.columns), first.same_for_copies) == ("structure", STRUCTURE_SCHEMA, True)

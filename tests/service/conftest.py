@@ -14,11 +14,6 @@ from tests.support.live_service import BUDGET, WORKERS, Server
 from tests.support.public_tasks import ROLE_OF, demo_data, implicit_data, write_task
 
 
-
-
-
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("serve")

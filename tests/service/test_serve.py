@@ -16,12 +16,19 @@ import numpy as np
 import pytest
 
 from fastscore.service.feedback import feedback
+from fastscore.service.memo import LRU, Memo
 from fastscore.service.protocol import EXTRAS, protocol_answer
 from fastscore.service.public import public_task
-from fastscore.service.memo import LRU, Memo
-from tests.support.public_tasks import (HOSTILE, ROLE_OF, demo_data, multipart, problem_json, runaway_mechanism,
-                          write_task)
 from tests.support.live_service import BUDGET, WORKERS
+from tests.support.public_tasks import (
+    HOSTILE,
+    ROLE_OF,
+    demo_data,
+    multipart,
+    problem_json,
+    runaway_mechanism,
+    write_task,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from fastscore.support.lifeline import pid_alive
 from fastscore.service.memo import Memo
-from tests.support.public_tasks import runaway_mechanism, write_task
+from fastscore.support.lifeline import pid_alive
 from tests.support.live_service import BUDGET, WORKERS, Server
+from tests.support.public_tasks import runaway_mechanism, write_task
 
 pytestmark = pytest.mark.slow
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import symengine as se
 
-from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate
 from fastscore.solve.linear import UnsatisfiedEquation, linear_block, solve_linear, unsatisfied
-from fastscore.text.parse import parse_equation
 from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.tapes.compile import compile_tape
+from fastscore.text.parse import parse_equation
 
 N = 200
 a, b = se.Symbol("a"), se.Symbol("b")

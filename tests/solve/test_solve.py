@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 import symengine as se
 
-from tests.support.external import MDBENCH, requires_mdbench
-from fastscore.problems.splits import sample_inputs
-from fastscore.tapes.compile import compile_tape
 from fastscore.kernels import evaluate
 from fastscore.kernels.roots import solve_block
-from fastscore.text.parse import parse_equation
 from fastscore.problems.formats import load_problems
+from fastscore.problems.splits import sample_inputs
 from fastscore.solve.closed_forms import names_of
 from fastscore.solve.mechanism import SolveError, solve_mechanism
 from fastscore.solve.solution import compile_block
+from fastscore.tapes.compile import compile_tape
+from fastscore.text.parse import parse_equation
+from tests.support.external import MDBENCH, requires_mdbench
 
 PROBLEMS = MDBENCH
 N = 200

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from fastscore.cli import main
-from fastscore.structure.drawing import layers, layout, to_dot
-from fastscore.report.task_graph import reference_graph
 from fastscore.problems.formats import load_problems
+from fastscore.report.task_graph import reference_graph
+from fastscore.structure.drawing import layers, layout, to_dot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "problems" / "example"

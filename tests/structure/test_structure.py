@@ -1,4 +1,4 @@
-"""Structure scores (issue 14): the dependency graph, the graph and AST scores on
+"""Structure scores: the dependency graph, the graph and AST scores on
 hand-made pairs with known answers, the quantities recovered by value, and the new
 columns end to end on the bundled example."""
 from __future__ import annotations
@@ -10,18 +10,18 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from fastscore.text.parse import parse_equation
+from fastscore.outputs.tables import STRUCTURE_MEANS
 from fastscore.problems.formats import load_problems
-from fastscore.scoring.reference import build_reference
 from fastscore.report.document import write_report
+from fastscore.report.structure import gap_table
 from fastscore.run.job import score_sweep
+from fastscore.scoring.reference import build_reference
+from fastscore.scoring.structure import STRUCTURE_COLUMNS
 from fastscore.scoring.task import score_task
 from fastscore.structure.ast_score import ast_similarity, equation_shapes
 from fastscore.structure.graph_score import graph_similarity
 from fastscore.structure.graphs import EXPLICIT, IMPLICIT, UNDER, fixed_numbers, mechanism_graph
-from fastscore.report.structure import gap_table
-from fastscore.scoring.structure import STRUCTURE_COLUMNS
-from fastscore.outputs.tables import STRUCTURE_MEANS
+from fastscore.text.parse import parse_equation
 
 KNOWNS = {"x", "z", "w"}
 # nodes x, z, h1, h2, y; edges x->h1, z->h1, h1->h2, x->h2, h2->y: |V| + |E| = 10

@@ -9,10 +9,10 @@ import symengine as se
 
 import fastscore
 import fastscore.kernels
-from fastscore.support import caches
 from fastscore.algebra.rewrites import expand_arguments
-from fastscore.text.parse import parse_expression, symbol
+from fastscore.support import caches
 from fastscore.tapes.warm import warm_up
+from fastscore.text.parse import parse_expression, symbol
 
 ONCE_PER_PROCESS = {warm_up}
 """Caches that are deliberately not recorded (see ``fastscore.tapes.warm``)."""

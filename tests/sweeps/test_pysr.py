@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fastscore.sweeps.pysr import law_text, read_hall_of_fame
 from fastscore.run.job import score_sweep
+from fastscore.sweeps.pysr import law_text, read_hall_of_fame
 from fastscore.sweeps.read import SweepError, read_sweep
 
 ORBIT = "circular-orbit-period"  # data columns T, r, M, m: x0 = r, x1 = M, x2 = m

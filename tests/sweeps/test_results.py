@@ -15,10 +15,10 @@ import pytest
 
 from fastscore.cli import main
 from fastscore.outputs.published import published
-from fastscore.sweeps.results import decide, is_results_tree, read_results, task_file_digests
 from fastscore.run.job import score_sweep
 from fastscore.sweeps.mechbench_runs import ExperimentNames, is_run_tree
 from fastscore.sweeps.read import read_sweep
+from fastscore.sweeps.results import decide, is_results_tree, read_results, task_file_digests
 from tests.support.mechbench_tasks import SMALL, orbit_task, write_task
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "mechbench-results"

@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 from fastscore.cli import main
-from fastscore.problems.mechbench import write_task_folder
 from fastscore.problems.formats import load_problem
-from fastscore.scoring.reference import build_reference
+from fastscore.problems.mechbench import write_task_folder
 from fastscore.run.job import score_sweep
+from fastscore.scoring.reference import build_reference
 from fastscore.sweeps.mechbench_runs import ExperimentNames, RunTreeError, is_run_tree, read_runs
 from tests.support.mechbench_tasks import SMALL, orbit_task, write_task
 

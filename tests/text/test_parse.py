@@ -8,8 +8,8 @@ import pytest
 import symengine as se
 
 import fastscore.text.parse as parse_module
-from fastscore.text.answers import parse_probe_answers, split_equations
 from fastscore.solve.closed_forms import names_of
+from fastscore.text.answers import parse_probe_answers, split_equations
 from fastscore.text.functions import FUNCTIONS
 from fastscore.text.parse import parse_equation, parse_expression, symbol
 from fastscore.text.tokens import DEFAULT_LIMITS, Limits, ParseError

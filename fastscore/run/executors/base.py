@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from fastscore.benchmarks import benchmark_of
-from fastscore.support.collector import paused
 from fastscore.problems.model import Problem
 from fastscore.scoring.reference import Reference, build_reference
 from fastscore.scoring.task import ScoreMemo
 from fastscore.settings import Settings
+from fastscore.support.collector import paused
 
 WorkUnit = tuple[str, Sequence[Mapping]]
 Result = tuple[list[dict], list[dict]]

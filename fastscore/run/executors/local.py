@@ -38,13 +38,13 @@ import time
 from collections import deque
 from typing import Iterable, Iterator, Mapping
 
-from fastscore.support.collector import paused
+from fastscore.problems.model import Problem
 from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
 from fastscore.run.executors.batching import DIED, Batch, batches, failed, timeout_error
-from fastscore.support.lifeline import tie_to_parent
-from fastscore.problems.model import Problem
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
+from fastscore.support.collector import paused
+from fastscore.support.lifeline import tie_to_parent
 
 IN_FLIGHT = 2  # batches sent ahead to the child
 OVERRUN = "overrun"  # the outcome of a batch stopped by one submission's solve

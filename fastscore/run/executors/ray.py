@@ -35,12 +35,12 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
+from fastscore.outputs.tables import Status
+from fastscore.problems.model import Problem
 from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
 from fastscore.run.executors.batching import DIED, Batch, batches, failed, timeout_error
-from fastscore.problems.model import Problem
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
-from fastscore.outputs.tables import Status
 
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
