@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from fastscore.kernels.tape import Tape
 from fastscore.problems.model import load_problems
 from fastscore.settings import Settings
 
-from tests.benchmarks.test_benchmark_grn import GRN
+GRN = Path(__file__).resolve().parents[2] / "problems" / "grn"
 
 
 def _plain_rows(problem, rows):
