@@ -81,7 +81,8 @@ def motif_label(text) -> str | None:
     """The comparable form of a motif label (None when absent)."""
     if text is None:
         return None
-    return _MOTIF_BLANKS.sub("_", str(text).strip().lower()) or None
+    text = str(text).strip().lower()
+    return text if text.isidentifier() else _MOTIF_BLANKS.sub("_", text) or None  # an identifier has no blank or -
 
 
 def _sign(value, where: str) -> int:
@@ -208,33 +209,46 @@ class EdgeLines:
                 self.graphs[mask] = graph
         return graph
 
+    def scan(self, text: str) -> tuple[int, str | None] | None:
+        """The mask and motif label of the common text: lines of valid edges and at most
+        one motif line, no ``;`` or ``,`` (the fastest path; the same graph and motif as
+        ``parse_graph``'s other paths); None for anything else."""
+        if ";" in text or "," in text:
+            return None
+        known = self.bits
+        mask = 0
+        motif = None
+        for piece in text.split("\n"):
+            bit = known.get(piece)
+            if bit is None:
+                if ":" not in piece:  # an edge line has no colon, a motif line has one
+                    bit = self.bit(piece)
+                    if bit is None:
+                        return None
+                elif motif is not None:
+                    return None
+                elif piece.startswith("motif:"):  # what _MOTIF_LINE reads of it
+                    motif = piece[6:]
+                    continue
+                else:
+                    found = _MOTIF_LINE.fullmatch(piece)
+                    if found is None or "otif" not in text:
+                        return None  # "otif" not in text: read by the slow path
+                    motif = found.group(1)
+                    continue
+            mask |= bit
+        if mask & (mask >> 1) & self.plus:
+            return None  # an edge with both signs: the slow path says which
+        return mask, None if motif is None else motif_label(motif)
+
 
 def _edge_lines(text: str, lines: EdgeLines) -> tuple[frozenset, str | None] | None:
-    """The graph of the common text: lines of valid edges and at most one motif line, no
-    ``;`` or ``,`` (the fastest path; the same graph and motif as the paths below); None
-    for anything else."""
-    if ";" in text or "," in text:
+    """The graph and motif of the common text (``EdgeLines.scan``); None for anything else."""
+    found = lines.scan(text)
+    if found is None:
         return None
-    known = lines.bits
-    mask = 0
-    motif = None
-    for piece in text.split("\n"):
-        bit = known.get(piece)
-        if bit is None:
-            bit = None if ":" in piece else lines.bit(piece)  # an edge line has no colon
-            if bit is None:
-                found = _MOTIF_LINE.fullmatch(piece)
-                if found is None or motif is not None:
-                    return None
-                motif = found.group(1)
-                continue
-        mask |= bit
-    if motif is not None and "otif" not in text:
-        return None  # read by the slow path
-    if mask & (mask >> 1) & lines.plus:
-        return None  # an edge with both signs: the slow path says which
-    graph = lines.graphs.get(mask)
-    return graph if graph is not None else lines.graph(mask), None if motif is None else motif_label(motif)
+    graph = lines.graphs.get(found[0])
+    return graph if graph is not None else lines.graph(found[0]), found[1]
 
 
 def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> tuple[frozenset, str | None]:
@@ -346,16 +360,30 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
     base = base_fields(problem, version=task["version"], difficulty=task["difficulty"])
     nodes, reference, reference_motif, pairs = task["nodes"], task["edges"], task["motif"], task["pairs"]
     lines = EdgeLines(nodes)
-    scored: dict = {}
+    scored: dict = {}  # graph -> its fields without and with the motif
+    masks: dict = {}   # mask (EdgeLines) -> the same
 
-    def attempt(text: str):
-        edges, motif = parse_graph(text, nodes, lines)
+    def of_graph(edges: frozenset) -> tuple[dict, dict]:
         both = scored.get(edges)
         if both is None:
             fields = graph_scores(edges, reference, None, reference_motif, pairs)
             both = (fields, {**fields, "grn_motif": True})
             if len(scored) < _KEPT:
                 scored[edges] = both
+        return both
+
+    def attempt(text: str):
+        found = lines.scan(text) if len(text) <= MAX_TEXT else None
+        if found is None:
+            edges, motif = parse_graph(text, nodes, lines)
+            both = of_graph(edges)
+        else:
+            mask, motif = found
+            both = masks.get(mask)
+            if both is None:
+                both = of_graph(lines.graph(mask))
+                if len(masks) < _KEPT:
+                    masks[mask] = both
         return None, both[motif is not None and motif == reference_motif]  # one object per result
 
     return scored_rows(rows, base, attempt)

@@ -39,11 +39,11 @@ def _run(ops, args, start, stop, X, n_points, stack, out, column):
 
 
 @kernel
-def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, acc):
+def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, acc):
     """``acc``: each particle's own tapes, then its pairwise tapes summed over the other
     particles in order, a block of a particle's pairs at a time: the block's read rows
     filled in ``XP`` (its parameter rows are set once by ``integrate``), every pairwise
-    tape run on it, its results added in order.  ``js``: the block's other particles."""
+    tape run on it, its results added in order.  ``posT``: scratch for the positions by component."""
     n = pos.shape[0]
     for i in range(n):
         for d in range(3):
@@ -65,43 +65,13 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
         pairs = pairs or has[dim + c]
     if not pairs or n < 2:
         return
+    for d in range(dim):  # positions by component: the other particles' rows are contiguous
+        for k in range(n):
+            posT[d, k] = pos[k, d]
     for i in range(n):
-        j = 0
-        while j < n:
-            nb = 0  # the next block of i's pairs: the other particles js[:nb]
-            while j < n and nb < BLOCK:
-                if j != i:
-                    js[nb] = j
-                    nb += 1
-                j += 1
-            if nb == 0:
-                break
-            for row in range(9):
-                if reads[row]:
-                    value = X[row, i]
-                    for b in range(nb):
-                        XP[row, b] = value
-            for d in range(3):
-                if reads[9 + d]:
-                    if d < dim:
-                        for b in range(nb):
-                            XP[9 + d, b] = pos[js[b], d] - pos[i, d]
-                    else:
-                        for b in range(nb):
-                            XP[9 + d, b] = 0.0
-            if reads[12]:
-                for b in range(nb):
-                    r2 = 0.0
-                    for d in range(dim):
-                        delta = pos[js[b], d] - pos[i, d]
-                        r2 += delta * delta
-                    XP[12, b] = np.sqrt(r2)
-            if reads[13]:
-                for b in range(nb):
-                    XP[13, b] = q[js[b]]
-            if reads[14]:
-                for b in range(nb):
-                    XP[14, b] = m[js[b]]
+        for o0 in range(0, n - 1, BLOCK):  # the next block of i's pairs: others o0 .. o0 + nb - 1
+            nb = min(BLOCK, n - 1 - o0)
+            _pair_rows(i, o0, nb, dim, reads, X, posT, q, m, XP)
             for c in range(dim):
                 if has[dim + c]:
                     run_tape(ops, args, starts[dim + c], starts[dim + c + 1], XP, 0, nb, stack)
@@ -109,6 +79,54 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
                     for b in range(nb):
                         total += stack[0, b]
                     acc[i, c] = total
+
+
+@kernel
+def _pair_rows(i, o0, nb, dim, reads, X, posT, q, m, XP):
+    """Fill the read rows of ``XP`` for particle ``i``'s pairs with the others ``o0 ..
+    o0 + nb - 1`` (other ``o`` is particle ``o`` below ``i``, ``o + 1`` from it on): two
+    contiguous runs of particles, before and after ``i``; the values are those of the
+    formulas of the module doc (``r``: the squares of the components added in order)."""
+    cut = min(max(i - o0, 0), nb)  # b < cut: particle o0 + b; from cut on: particle o0 + b + 1
+    for row in range(9):
+        if reads[row]:
+            value = X[row, i]
+            for b in range(nb):
+                XP[row, b] = value
+    for d in range(3):
+        if reads[9 + d]:
+            if d < dim:
+                here = posT[d, i]
+                for b in range(cut):
+                    XP[9 + d, b] = posT[d, o0 + b] - here
+                for b in range(cut, nb):
+                    XP[9 + d, b] = posT[d, o0 + b + 1] - here
+            else:
+                for b in range(nb):
+                    XP[9 + d, b] = 0.0
+    if reads[12]:
+        for b in range(nb):
+            XP[12, b] = 0.0
+        for d in range(dim):
+            here = posT[d, i]
+            for b in range(cut):
+                delta = posT[d, o0 + b] - here
+                XP[12, b] += delta * delta
+            for b in range(cut, nb):
+                delta = posT[d, o0 + b + 1] - here
+                XP[12, b] += delta * delta
+        for b in range(nb):
+            XP[12, b] = np.sqrt(XP[12, b])
+    if reads[13]:
+        for b in range(cut):
+            XP[13, b] = q[o0 + b]
+        for b in range(cut, nb):
+            XP[13, b] = q[o0 + b + 1]
+    if reads[14]:
+        for b in range(cut):
+            XP[14, b] = m[o0 + b]
+        for b in range(cut, nb):
+            XP[14, b] = m[o0 + b + 1]
 
 
 @kernel
@@ -123,7 +141,7 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
         for b in range(BLOCK):
             XP[N_FIXED + k, b] = params[k]
     stack = np.empty((depth + 1, BLOCK))
-    js = np.empty(BLOCK, dtype=np.int64)
+    posT = np.empty((dim, max(n, 1)))
     pos, vel = pos0.copy(), vel0.copy()
     a1 = np.empty_like(pos)
     a2 = np.empty_like(pos)
@@ -138,37 +156,37 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
         for step in range(substeps):
             t = start + step * h
             if method == 0:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, a1)
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * vel[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a1[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               js, a2)
+                               posT, a2)
                 v2 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * v2[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a2[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               js, a3)
+                               posT, a3)
                 v3 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + h * v3[i, d]
                         v[i, d] = vel[i, d] + h * a3[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, js, a4)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, posT, a4)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h / 6.0 * (vel[i, d] + 2.0 * v2[i, d] + 2.0 * v3[i, d] + v[i, d])
                         vel[i, d] += h / 6.0 * (a1[i, d] + 2.0 * a2[i, d] + 2.0 * a3[i, d] + a4[i, d])
             else:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, js, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, a1)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h * vel[i, d] + 0.5 * h * h * a1[i, d]
                 _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t + h, params, X, XP, stack,
-                               js, a2)
+                               posT, a2)
                 for i in range(n):
                     for d in range(dim):
                         vel[i, d] += 0.5 * h * (a1[i, d] + a2[i, d])
