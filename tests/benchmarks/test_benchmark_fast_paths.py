@@ -17,7 +17,7 @@ from fastscore.benchmarks.trajectories import compile_law
 from fastscore.kernels.evaluate import evaluate
 from fastscore.kernels.motion import N_FIXED, integrate
 from fastscore.kernels.tape import Tape
-from fastscore.problems.model import load_problems
+from fastscore.problems.formats import load_problems
 from fastscore.settings import Settings
 
 GRN = Path(__file__).resolve().parents[2] / "problems" / "grn"
