@@ -32,7 +32,7 @@ def example_sweep() -> Path:
 
 @pytest.fixture(scope="session")
 def _example_problems(example_dir):
-    from fastscore.problems.model import load_problems
+    from fastscore.problems.formats import load_problems
 
     return tuple(load_problems(example_dir))
 

@@ -105,3 +105,56 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     assert (scores[0]["status"], scores[0]["error"]) == ("eval_error", "the worker died while scoring this submission")
     assert [scores[run]["status"] for run in (1, 2)] == ["ok", "ok"]
     assert scores[0]["submission_sha"] is None and [scores[run]["submission_sha"] for run in (1, 2)] == ["sha1", "sha2"]
+
+
+def _plant_bomb(worker, calls: str) -> None:
+    """In a worker actor: the law ``v = bomb`` takes forever to solve, holding the
+    interpreter (a regular expression that backtracks without end), and says so in ``calls``."""
+    import re
+
+    import fastscore.scoring.candidates as candidates_module
+    original = candidates_module.build_candidate
+
+    def build(reference, submission, **kwargs):
+        if submission.law == "v = bomb":
+            with open(calls, "a") as f:
+                f.write("x")
+            re.match(r"(a+)+$", "a" * 80 + "b")
+        return original(reference, submission, **kwargs)
+    candidates_module.build_candidate = build
+
+
+def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, example_problems):
+    """One row whose solve never ends (and never lets its worker's interpreter run
+    another thread): it becomes a timeout row, solved once (not again alone), and the
+    rest of its batch is scored as one batch, with the local executor's values."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    task, law = "michaelis-menten-rate", "v = k3*E_T*S/((k2 + k3)/k1 + S)"
+    laws = [law, "v = k3*E_T*S/(k2/k1 + S)", "v = E_T*S", "v = k3*E_T"]
+    rows = [{"config": "c", "run": run, "task": task, "phenomenal": "v = bomb" if run == 3 else laws[run % 4],
+             "submission_sha": f"sha{run}"} for run in range(30)]
+    settings = Settings(row_timeout=3.0)
+    local = LocalExecutor(example_problems, settings)
+    try:
+        expected = {r["run"]: r for scores, _ in local.map([(task, rows[:3] + rows[4:])]) for r in scores}
+    finally:
+        local.close()
+    calls = tmp_path / "calls"
+    executor = RayExecutor(example_problems, settings, workers=1)
+    try:
+        list(executor.map([(task, rows[:1])]))  # the actor's first batch builds the reference
+        ray.get(executor._actors[0].__ray_call__.remote(_plant_bomb, str(calls)))
+        results = list(executor.map([(task, rows)]))
+    finally:
+        executor.close()
+    scores = {row["run"]: row for batch, _ in results for row in batch}
+    assert sorted(scores) == list(range(30))
+    assert (scores[3]["status"], scores[3]["error"], scores[3]["submission_sha"]) == \
+        ("timeout", "scoring took longer than 3 s", None)
+    def untimed(row):
+        return {key: value for key, value in row.items() if key not in TIMINGS}
+    assert {run: untimed(row) for run, row in scores.items() if run != 3} == \
+        {run: untimed(row) for run, row in expected.items()}  # the same rows, every one scored
+    assert {row["status"] for run, row in scores.items() if run != 3} == {"ok"}
+    assert calls.read_text() == "x"  # stopped once, not retried alone (the new actor has no bomb)
+    assert len(results) == 2  # the bomb's row, then the rest of the batch in one result

@@ -9,9 +9,16 @@
   kernels for its whole life.
 - At most two batches are in flight per actor and four per actor wait in the driver,
   so the driver holds a bounded amount of work whatever the sweep's size.
-- Isolation: a batch whose actor dies (crash, out of memory, killed) is split into
-  single submissions, each retried on a fresh actor; one that kills its actor again
-  becomes an ``eval_error`` row.  A batch that runs past its time limit has its actor
+- A bomb costs its own time, not its batch's: before each solve an actor tells a small
+  bookkeeping actor (``_Solving``, on no CPU) which rows of which batch it solves; the
+  driver asks it, as it checks the time limits, which solves have run past
+  ``row_timeout`` (timed by that actor's clock, so a stuck interpreter in the worker
+  does not matter).  The worker of such a solve is killed, its rows (the rows of the
+  same text) become ``timeout`` rows, and the rest of the batch goes again as one batch.
+- Isolation: a batch whose actor dies otherwise (crash, out of memory, killed) is split
+  into single submissions, each retried on a fresh actor; one that kills its actor
+  again becomes an ``eval_error`` row.  A batch that runs past its time limit
+  (``Settings.row_timeout`` times ``max(2, rows / 50)``, the backstop) has its actor
   killed the same way; a single submission past ``row_timeout`` becomes a ``timeout``
   row.  No row is lost and the rest of the run goes on.
 - Limits count a batch's own work: an actor runs its batches in the order sent, so a
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import socket
 import time
@@ -33,7 +41,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
 
 from fastscore.outputs.tables import Status
 from fastscore.problems.model import Problem
@@ -45,18 +53,45 @@ from fastscore.settings import Settings
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
 CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
+ASK_EVERY = 0.25  # seconds between the driver's questions to _Solving (and at every batch time limit)
+
+
+@ray.remote(num_cpus=0)
+class _Solving:
+    """Which rows each batch is solving, and since when (by this actor's clock): the
+    workers say so before each solve (``score_task``'s ``progress``), the driver asks
+    which solves have run too long."""
+
+    def __init__(self):
+        self._solving: dict[int, tuple[list[int], float]] = {}  # batch token -> (row indices, since)
+
+    def solving(self, token: int, rows: list[int] | None) -> None:
+        if rows:
+            self._solving[token] = (rows, time.monotonic())
+        else:  # all solved (or a solve of no row)
+            self._solving.pop(token, None)
+
+    def overrunning(self, tokens: list[int], seconds: float) -> dict[int, list[int]]:
+        """{token: row indices} of the batches among ``tokens`` (the ones in flight)
+        whose current solve has run ``seconds`` or more; other batches are forgotten."""
+        now, live = time.monotonic(), set(tokens)
+        self._solving = {token: entry for token, entry in self._solving.items() if token in live}
+        return {token: rows for token, (rows, since) in self._solving.items() if now - since >= seconds}
 
 
 @ray.remote(num_cpus=1)
 class _Worker:
     """A long-lived scorer: references and compiled kernels stay warm between batches."""
 
-    def __init__(self, problems: Mapping[str, Problem], settings: Settings):
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, solving):
         self._references = ReferenceCache(problems, settings)
-        self._settings = settings
+        self._settings, self._solving = settings, solving
 
-    def score(self, units: Sequence[WorkUnit]) -> list[Result]:
-        return list(score_units(units, self._references, self._settings, score_task))
+    def score(self, units: Sequence[WorkUnit], token: int | None = None) -> list[Result]:
+        """The results of the units; with a ``token``, each solve is told to ``_Solving``
+        first (in order, without waiting for it)."""
+        progress = None if token is None else (lambda rows: self._solving.solving.remote(token, rows))
+        return list(score_units(units, self._references, self._settings, score_task, progress))
 
     def pid(self) -> int:
         return os.getpid()
@@ -65,12 +100,13 @@ class _Worker:
 @dataclass
 class _Flight:
     """A batch sent to actor ``index``; ``started``: when it began to run there (None
-    while it waits behind another batch)."""
+    while it waits behind another batch); ``token``: its name for ``_Solving``."""
 
     index: int
     actor: object
     batch: Batch
     started: float | None
+    token: int
 
 
 class RayExecutor:
@@ -93,10 +129,14 @@ class RayExecutor:
         self._settings = settings
         self._batch_rows, self._row_timeout = settings.batch_rows, settings.row_timeout
         self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
+        self._overran: dict[int, list[int]] = {}  # token -> rows whose solve ran past row_timeout
+        self._tokens = itertools.count()
+        self._asked = 0.0  # when _Solving was last asked
+        self._solving = _Solving.remote()
         self._actors = [self._new_actor() for _ in range(self._n)]
 
     def _new_actor(self):
-        return _Worker.remote(self._store, self._settings)
+        return _Worker.remote(self._store, self._settings, self._solving)
 
     def worker_pids(self) -> list[int]:
         """Process ids of the current actors (for operators and tests)."""
@@ -120,7 +160,9 @@ class RayExecutor:
                     batch = retries.popleft() if retries else pending.pop(self._choose(pending, index))
                     actor = self._actors[index]
                     started = time.monotonic() if load[index] == 0 else None
-                    in_flight[actor.score.remote(batch.units)] = _Flight(index, actor, batch, started)
+                    token = next(self._tokens)  # a lone submission's limit is row_timeout already
+                    ref = actor.score.remote(batch.units, None if batch.single else token)
+                    in_flight[ref] = _Flight(index, actor, batch, started, token)
                     load[index] += 1
             if not in_flight:
                 return
@@ -134,6 +176,8 @@ class RayExecutor:
                     self._replace(flight.index, flight.actor)
                     if flight.started is None:  # it waited behind the batch that killed the actor
                         retries.append(flight.batch)
+                    elif flight.token in self._overran:  # the rest of the batch goes again without them
+                        yield from self._overrun(flight.batch, self._overran.pop(flight.token), retries)
                     else:
                         yield from self._failed(flight.batch, retries, "eval_error", DIED)
                     continue
@@ -163,12 +207,45 @@ class RayExecutor:
         return 0
 
     def _enforce_time_limits(self, in_flight: dict) -> None:
+        """Kill the actor of a batch whose current solve has run past ``row_timeout``
+        (its rows are recorded), or that has run past its time limit."""
         now = time.monotonic()
+        overrunning = self._overrunning(in_flight, now)
         for flight in list(in_flight.values()):
-            if flight.started is not None and now - flight.started > flight.batch.limit(self._row_timeout) \
-                    and self._actors[flight.index] is flight.actor:
+            if flight.started is None or self._actors[flight.index] is not flight.actor:
+                continue
+            if flight.token in overrunning:
+                ray.kill(flight.actor)  # its batches now fail with RayActorError
+                self._overran[flight.token] = overrunning[flight.token]
+            elif now - flight.started > flight.batch.limit(self._row_timeout):
                 ray.kill(flight.actor)  # its batches now fail with RayActorError and are retried
                 self._timed_out.add(id(flight.batch))
+
+    def _overrunning(self, in_flight: dict, now: float) -> dict[int, list[int]]:
+        """``_Solving.overrunning`` for the batches in flight, when one is running (at
+        most every ``ASK_EVERY`` seconds, and whenever a batch is past its time limit)."""
+        running = [flight for flight in in_flight.values() if flight.started is not None and not flight.batch.single]
+        if not running or (now - self._asked < ASK_EVERY and
+                           all(now - flight.started <= flight.batch.limit(self._row_timeout) for flight in running)):
+            return {}
+        self._asked = now
+        tokens = [flight.token for flight in in_flight.values()]
+        try:
+            return ray.get(self._solving.overrunning.remote(tokens, self._row_timeout))
+        except RayError:  # lost: the batch time limits still hold
+            return {}
+
+    def _overrun(self, batch: Batch, indices: list[int], retries: deque) -> Iterator[Result]:
+        """The rows of a solve that ran past ``row_timeout`` become ``timeout`` rows; the
+        rest of their batch goes again, first, as one batch."""
+        (task, rows), = batch.units
+        lost = set(indices)
+        rest = [row for i, row in enumerate(rows) if i not in lost]
+        if rest:
+            retries.appendleft(Batch([(task, rest)]))
+        for i in sorted(lost):
+            yield failed(Batch([(task, [rows[i]])], single=True), self._problems, "timeout",
+                         timeout_error(self._row_timeout))
 
     def _replace(self, index: int, actor) -> None:
         if self._actors[index] is actor:
@@ -187,7 +264,7 @@ class RayExecutor:
 
     def close(self) -> None:
         """Stop the actors, and Ray itself when this executor started it."""
-        for actor in self._actors:
+        for actor in [*self._actors, self._solving]:
             ray.kill(actor)
         if self._started_ray:
             ray.shutdown()
