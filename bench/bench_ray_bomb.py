@@ -2,7 +2,7 @@
 
 One Ray worker scores one batch of ``--rows`` distinct submissions to the example's
 ``michaelis-menten-rate`` task, twice: clean, then with one row that never finishes
-its solve (planted in the worker, as in ``tests/run/test_ray_executor.py``: a regular
+its solve (a mechanism, planted in the worker, as in ``tests/run/test_ray_executor.py``: a regular
 expression that backtracks without end, holding the worker's interpreter).  Prints the
 wall time of each, their ratio, and the statuses of the bomb run.
 
@@ -55,7 +55,7 @@ def main() -> None:
                                      for row in rows])  # other texts: the worker's memo does not serve the bomb run
         with tempfile.TemporaryDirectory() as calls:
             ray.get(executor._actors[0].__ray_call__.remote(_plant_bomb, str(Path(calls) / "calls")))
-            bombed, results = _timed(executor, [{**row, "phenomenal": "v = bomb"} if row["run"] == 3 else row
+            bombed, results = _timed(executor, [{**row, "phenomenal": None, "mechanism": "v = bomb"} if row["run"] == 3 else row
                                                 for row in rows])
     finally:
         executor.close()

@@ -108,7 +108,7 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
 
 
 def _plant_bomb(worker, calls: str) -> None:
-    """In a worker actor: the law ``v = bomb`` takes forever to solve, holding the
+    """In a worker actor: the mechanism ``v = bomb`` takes forever to solve, holding the
     interpreter (a regular expression that backtracks without end), and says so in ``calls``."""
     import re
 
@@ -116,7 +116,7 @@ def _plant_bomb(worker, calls: str) -> None:
     original = candidates_module.build_candidate
 
     def build(reference, submission, **kwargs):
-        if submission.law == "v = bomb":
+        if submission.mechanism == "v = bomb":
             with open(calls, "a") as f:
                 f.write("x")
             re.match(r"(a+)+$", "a" * 80 + "b")
@@ -125,14 +125,17 @@ def _plant_bomb(worker, calls: str) -> None:
 
 
 def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, example_problems):
-    """One row whose solve never ends (and never lets its worker's interpreter run
-    another thread): it becomes a timeout row, solved once (not again alone), and the
-    rest of its batch is scored as one batch, with the local executor's values."""
+    """One mechanism whose solve never ends (and never lets its worker's interpreter run
+    another thread), among laws and mechanisms: it becomes a timeout row, solved once
+    (not again alone), and the rest of its batch is scored as one batch, with the local
+    executor's values."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    task, law = "michaelis-menten-rate", "v = k3*E_T*S/((k2 + k3)/k1 + S)"
-    laws = [law, "v = k3*E_T*S/(k2/k1 + S)", "v = E_T*S", "v = k3*E_T"]
-    rows = [{"config": "c", "run": run, "task": task, "phenomenal": "v = bomb" if run == 3 else laws[run % 4],
-             "submission_sha": f"sha{run}"} for run in range(30)]
+    task = "michaelis-menten-rate"
+    mechanism = "r_on = k1*E_free*S\nr_off = k2*C\nr_cat = k3*C\nr_on = r_off + r_cat\nE_T = E_free + C\nv = r_cat"
+    texts = [("phenomenal", "v = k3*E_T*S/((k2 + k3)/k1 + S)"), ("mechanism", mechanism),
+             ("phenomenal", "v = E_T*S"), ("mechanism", "v = k3*E_T*S/(k2/k1 + S)")]
+    rows = [{"config": "c", "run": run, "task": task, "submission_sha": f"sha{run}",
+             **dict([("mechanism", "v = bomb") if run == 3 else texts[run % 4]])} for run in range(30)]
     settings = Settings(row_timeout=3.0)
     local = LocalExecutor(example_problems, settings)
     try:

@@ -9,12 +9,14 @@
   kernels for its whole life.
 - At most two batches are in flight per actor and four per actor wait in the driver,
   so the driver holds a bounded amount of work whatever the sweep's size.
-- A bomb costs its own time, not its batch's: before each solve an actor tells a small
-  bookkeeping actor (``_Solving``, on no CPU) which rows of which batch it solves; the
-  driver asks it, as it checks the time limits, which solves have run past
-  ``row_timeout`` (timed by that actor's clock, so a stuck interpreter in the worker
-  does not matter).  The worker of such a solve is killed, its rows (the rows of the
-  same text) become ``timeout`` rows, and the rest of the batch goes again as one batch.
+- A bomb costs its own time, not its batch's: before each mechanism's solve an actor
+  tells a small bookkeeping actor (``_Solving``, on no CPU) which rows of which batch
+  it solves; the driver asks it, as it checks the time limits, which solves have run
+  past ``row_timeout`` (timed by that actor's clock, so a worker stuck in one call into
+  SymEngine's C++, holding its interpreter, is timed all the same).  The worker of such
+  a solve is killed, its rows (the rows of the same text) become ``timeout`` rows, and
+  the rest of the batch goes again as one batch.  A law's reading is not announced
+  (bounded by the text limits): a batch of laws sends no message.
 - Isolation: a batch whose actor dies otherwise (crash, out of memory, killed) is split
   into single submissions, each retried on a fresh actor; one that kills its actor
   again becomes an ``eval_error`` row.  A batch that runs past its time limit
@@ -88,10 +90,29 @@ class _Worker:
         self._settings, self._solving = settings, solving
 
     def score(self, units: Sequence[WorkUnit], token: int | None = None) -> list[Result]:
-        """The results of the units; with a ``token``, each solve is told to ``_Solving``
-        first (in order, without waiting for it)."""
-        progress = None if token is None else (lambda rows: self._solving.solving.remote(token, rows))
+        """The results of the units; with a ``token`` (a batch of one unit), each
+        mechanism's solve is told to ``_Solving`` first (``_Announcer``)."""
+        progress = None if token is None or len(units) != 1 else _Announcer(self._solving, token, units[0][1])
         return list(score_units(units, self._references, self._settings, score_task, progress))
+
+
+class _Announcer:
+    """``score_task``'s ``progress`` in a worker, for one batch: tells ``_Solving`` (in
+    order, without waiting) before each mechanism's solve, and that none is running
+    before the next reading of a law.  A law's reading is bounded by the text limits,
+    and a message costs a fraction of a millisecond: a batch of laws sends none.  A row
+    taken for a mechanism that is not one is only one message more."""
+
+    def __init__(self, solving, token: int, rows: Sequence[Mapping]):
+        self._tell, self._token, self._rows, self._told = solving.solving.remote, token, rows, False
+
+    def __call__(self, indices: list[int] | None) -> None:
+        if indices and self._rows[indices[0]].get("mechanism") is not None:
+            self._tell(self._token, indices)
+            self._told = True
+        elif self._told:
+            self._tell(self._token, None)
+            self._told = False
 
     def pid(self) -> int:
         return os.getpid()
