@@ -128,14 +128,14 @@ def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, example_problems):
     """One mechanism whose solve never ends (and never lets its worker's interpreter run
     another thread), among laws and mechanisms: it becomes a timeout row, solved once
     (not again alone), and the rest of its batch is scored as one batch, with the local
-    executor's values."""
+    executor's values (a batch of 150 rows: its time limit, 9 s, is far from 3 s)."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     task = "michaelis-menten-rate"
     mechanism = "r_on = k1*E_free*S\nr_off = k2*C\nr_cat = k3*C\nr_on = r_off + r_cat\nE_T = E_free + C\nv = r_cat"
     texts = [("phenomenal", "v = k3*E_T*S/((k2 + k3)/k1 + S)"), ("mechanism", mechanism),
              ("phenomenal", "v = E_T*S"), ("mechanism", "v = k3*E_T*S/(k2/k1 + S)")]
     rows = [{"config": "c", "run": run, "task": task, "submission_sha": f"sha{run}",
-             **dict([("mechanism", "v = bomb") if run == 3 else texts[run % 4]])} for run in range(30)]
+             **dict([("mechanism", "v = bomb") if run == 3 else texts[run % 4]])} for run in range(150)]
     settings = Settings(row_timeout=3.0)
     local = LocalExecutor(example_problems, settings)
     try:
@@ -146,12 +146,13 @@ def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, example_problems):
     executor = RayExecutor(example_problems, settings, workers=1)
     try:
         list(executor.map([(task, rows[:1])]))  # the actor's first batch builds the reference
+        ray.get([watch.__ray_ready__.remote() for watch in executor._watches])  # a busy machine starts them late
         ray.get(executor._actors[0].__ray_call__.remote(_plant_bomb, str(calls)))
         results = list(executor.map([(task, rows)]))
     finally:
         executor.close()
     scores = {row["run"]: row for batch, _ in results for row in batch}
-    assert sorted(scores) == list(range(30))
+    assert sorted(scores) == list(range(150))
     assert (scores[3]["status"], scores[3]["error"], scores[3]["submission_sha"]) == \
         ("timeout", "scoring took longer than 3 s", None)
     def untimed(row):

@@ -9,14 +9,17 @@
   kernels for its whole life.
 - At most two batches are in flight per actor and four per actor wait in the driver,
   so the driver holds a bounded amount of work whatever the sweep's size.
-- A bomb costs its own time, not its batch's: before each mechanism's solve an actor
-  tells a small bookkeeping actor (``_Solving``, on no CPU) which rows of which batch
-  it solves; the driver asks it, as it checks the time limits, which solves have run
-  past ``row_timeout`` (timed by that actor's clock, so a worker stuck in one call into
-  SymEngine's C++, holding its interpreter, is timed all the same).  The worker of such
-  a solve is killed, its rows (the rows of the same text) become ``timeout`` rows, and
-  the rest of the batch goes again as one batch.  A law's reading is not announced
-  (bounded by the text limits): a batch of laws sends no message.
+- A bomb costs its own time, not its batch's: before each solve a worker writes which
+  rows of which batch it solves to a small file of its machine's memory
+  (``fastscore.run.executors.solving``: microseconds); a watcher actor on each machine
+  (``_Watch``, on no CPU) reads them when the driver asks, as it checks the time
+  limits, which solves have run past ``row_timeout``.  The watcher is another process,
+  so a worker stuck in one call into SymEngine's C++ (which holds its interpreter: no
+  thread of the worker could see it) is timed all the same.  The worker of such a
+  solve is killed, its rows (the rows of the same text) become ``timeout`` rows, and
+  the rest of the batch goes again as one batch.  A worker on a machine that joined
+  the cluster after the executor started has no watcher: its batches keep the time
+  limit below.
 - Isolation: a batch whose actor dies otherwise (crash, out of memory, killed) is split
   into single submissions, each retried on a fresh actor; one that kills its actor
   again becomes an ``eval_error`` row.  A batch that runs past its time limit
@@ -38,81 +41,64 @@ import itertools
 import os
 import socket
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from fastscore.outputs.tables import Status
 from fastscore.problems.model import Problem
 from fastscore.run.executors.base import ReferenceCache, Result, WorkUnit, score_units
 from fastscore.run.executors.batching import DIED, Batch, batches, failed, timeout_error
+from fastscore.run.executors.solving import SolveRecord, overrunning, remove_records
 from fastscore.scoring.task import score_task
 from fastscore.settings import Settings
 
 IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
 CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
-ASK_EVERY = 0.25  # seconds between the driver's questions to _Solving (and at every batch time limit)
+ASK_EVERY = 0.25  # seconds between the driver's questions to the watchers (and at every batch time limit)
 
 
 @ray.remote(num_cpus=0)
-class _Solving:
-    """Which rows each batch is solving, and since when (by this actor's clock): the
-    workers say so before each solve (``score_task``'s ``progress``), the driver asks
-    which solves have run too long."""
+class _Watch:
+    """Reads, for the driver, the solve records of the workers of its machine
+    (``fastscore.run.executors.solving``)."""
 
-    def __init__(self):
-        self._solving: dict[int, tuple[list[int], float]] = {}  # batch token -> (row indices, since)
-
-    def solving(self, token: int, rows: list[int] | None) -> None:
-        if rows:
-            self._solving[token] = (rows, time.monotonic())
-        else:  # all solved (or a solve of no row)
-            self._solving.pop(token, None)
+    def __init__(self, prefix: str):
+        self._prefix = prefix
 
     def overrunning(self, tokens: list[int], seconds: float) -> dict[int, list[int]]:
-        """{token: row indices} of the batches among ``tokens`` (the ones in flight)
-        whose current solve has run ``seconds`` or more; other batches are forgotten."""
-        now, live = time.monotonic(), set(tokens)
-        self._solving = {token: entry for token, entry in self._solving.items() if token in live}
-        return {token: rows for token, (rows, since) in self._solving.items() if now - since >= seconds}
+        return overrunning(self._prefix, tokens, seconds)
+
+    def remove(self) -> None:
+        remove_records(self._prefix)
 
 
 @ray.remote(num_cpus=1)
 class _Worker:
     """A long-lived scorer: references and compiled kernels stay warm between batches."""
 
-    def __init__(self, problems: Mapping[str, Problem], settings: Settings, solving):
+    def __init__(self, problems: Mapping[str, Problem], settings: Settings, prefix: str):
         self._references = ReferenceCache(problems, settings)
-        self._settings, self._solving = settings, solving
+        self._settings = settings
+        try:
+            self._record = SolveRecord(prefix)
+        except OSError:  # nowhere to write: the batch time limits still hold
+            self._record = None
 
     def score(self, units: Sequence[WorkUnit], token: int | None = None) -> list[Result]:
-        """The results of the units; with a ``token`` (a batch of one unit), each
-        mechanism's solve is told to ``_Solving`` first (``_Announcer``)."""
-        progress = None if token is None or len(units) != 1 else _Announcer(self._solving, token, units[0][1])
+        """The results of the units; with a ``token`` (a batch of one unit), each solve
+        is written to the worker's solve record first."""
+        progress = None
+        if token is not None and len(units) == 1 and self._record is not None:
+            def progress(indices: list[int] | None) -> None:
+                self._record.write(token, indices)
         return list(score_units(units, self._references, self._settings, score_task, progress))
-
-
-class _Announcer:
-    """``score_task``'s ``progress`` in a worker, for one batch: tells ``_Solving`` (in
-    order, without waiting) before each mechanism's solve, and that none is running
-    before the next reading of a law.  A law's reading is bounded by the text limits,
-    and a message costs a fraction of a millisecond: a batch of laws sends none.  A row
-    taken for a mechanism that is not one is only one message more."""
-
-    def __init__(self, solving, token: int, rows: Sequence[Mapping]):
-        self._tell, self._token, self._rows, self._told = solving.solving.remote, token, rows, False
-
-    def __call__(self, indices: list[int] | None) -> None:
-        if indices and self._rows[indices[0]].get("mechanism") is not None:
-            self._tell(self._token, indices)
-            self._told = True
-        elif self._told:
-            self._tell(self._token, None)
-            self._told = False
 
     def pid(self) -> int:
         return os.getpid()
@@ -121,7 +107,7 @@ class _Announcer:
 @dataclass
 class _Flight:
     """A batch sent to actor ``index``; ``started``: when it began to run there (None
-    while it waits behind another batch); ``token``: its name for ``_Solving``."""
+    while it waits behind another batch); ``token``: its name in the solve records."""
 
     index: int
     actor: object
@@ -152,12 +138,14 @@ class RayExecutor:
         self._timed_out: set[int] = set()  # ids of batches whose actor was killed for time
         self._overran: dict[int, list[int]] = {}  # token -> rows whose solve ran past row_timeout
         self._tokens = itertools.count()
-        self._asked = 0.0  # when _Solving was last asked
-        self._solving = _Solving.remote()
+        self._asked = 0.0  # when the watchers were last asked
+        self._prefix = f"fastscore-solving-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self._watches = [_Watch.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+                         .remote(self._prefix) for node in ray.nodes() if node.get("Alive")]
         self._actors = [self._new_actor() for _ in range(self._n)]
 
     def _new_actor(self):
-        return _Worker.remote(self._store, self._settings, self._solving)
+        return _Worker.remote(self._store, self._settings, self._prefix)
 
     def worker_pids(self) -> list[int]:
         """Process ids of the current actors (for operators and tests)."""
@@ -243,7 +231,7 @@ class RayExecutor:
                 self._timed_out.add(id(flight.batch))
 
     def _overrunning(self, in_flight: dict, now: float) -> dict[int, list[int]]:
-        """``_Solving.overrunning`` for the batches in flight, when one is running (at
+        """``solving.overrunning`` for the batches in flight, when one is running (at
         most every ``ASK_EVERY`` seconds, and whenever a batch is past its time limit)."""
         running = [flight for flight in in_flight.values() if flight.started is not None and not flight.batch.single]
         if not running or (now - self._asked < ASK_EVERY and
@@ -251,10 +239,13 @@ class RayExecutor:
             return {}
         self._asked = now
         tokens = [flight.token for flight in in_flight.values()]
-        try:
-            return ray.get(self._solving.overrunning.remote(tokens, self._row_timeout))
-        except RayError:  # lost: the batch time limits still hold
-            return {}
+        found: dict[int, list[int]] = {}
+        for watch in self._watches:
+            try:
+                found.update(ray.get(watch.overrunning.remote(tokens, self._row_timeout)))
+            except RayError:  # lost: the batch time limits still hold
+                pass
+        return found
 
     def _overrun(self, batch: Batch, indices: list[int], retries: deque) -> Iterator[Result]:
         """The rows of a solve that ran past ``row_timeout`` become ``timeout`` rows; the
@@ -285,8 +276,14 @@ class RayExecutor:
 
     def close(self) -> None:
         """Stop the actors, and Ray itself when this executor started it."""
-        for actor in [*self._actors, self._solving]:
+        for actor in self._actors:
             ray.kill(actor)
+        try:
+            ray.get([watch.remove.remote() for watch in self._watches], timeout=CONNECT_SECONDS)
+        except RayError:
+            pass
+        for watch in self._watches:
+            ray.kill(watch)
         if self._started_ray:
             ray.shutdown()
 
