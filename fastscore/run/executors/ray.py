@@ -62,6 +62,7 @@ IN_FLIGHT_PER_WORKER = 2
 LOOKAHEAD_PER_WORKER = 4
 CONNECT_SECONDS = 5.0  # an --address with nothing behind it fails within this
 ASK_EVERY = 0.25  # seconds between the driver's questions to the watchers (and at every batch time limit)
+ASK_SECONDS = 1.0  # a watcher that does not answer within this is asked again later
 
 
 @ray.remote(num_cpus=0)
@@ -240,10 +241,10 @@ class RayExecutor:
         self._asked = now
         tokens = [flight.token for flight in in_flight.values()]
         found: dict[int, list[int]] = {}
-        for watch in self._watches:
+        for ref in [watch.overrunning.remote(tokens, self._row_timeout) for watch in self._watches]:
             try:
-                found.update(ray.get(watch.overrunning.remote(tokens, self._row_timeout)))
-            except RayError:  # lost: the batch time limits still hold
+                found.update(ray.get(ref, timeout=ASK_SECONDS))
+            except RayError:  # lost or not started yet: the batch time limits still hold
                 pass
         return found
 
