@@ -105,3 +105,60 @@ def test_limits_count_a_rows_own_work_and_only_the_running_row_is_charged_with_a
     assert (scores[0]["status"], scores[0]["error"]) == ("eval_error", "the worker died while scoring this submission")
     assert [scores[run]["status"] for run in (1, 2)] == ["ok", "ok"]
     assert scores[0]["submission_sha"] is None and [scores[run]["submission_sha"] for run in (1, 2)] == ["sha1", "sha2"]
+
+
+def _plant_bomb(worker, calls: str) -> None:
+    """In a worker actor: the mechanism ``v = bomb`` takes forever to solve, holding the
+    interpreter (a regular expression that backtracks without end), and says so in ``calls``."""
+    import re
+
+    import fastscore.scoring.candidates as candidates_module
+    original = candidates_module.build_candidate
+
+    def build(reference, submission, **kwargs):
+        if submission.mechanism == "v = bomb":
+            with open(calls, "a") as f:
+                f.write("x")
+            re.match(r"(a+)+$", "a" * 80 + "b")
+        return original(reference, submission, **kwargs)
+    candidates_module.build_candidate = build
+
+
+def test_a_bomb_in_a_batch_costs_its_own_row(tmp_path, example_problems):
+    """One mechanism whose solve never ends (and never lets its worker's interpreter run
+    another thread), among laws and mechanisms: it becomes a timeout row, solved once
+    (not again alone), and the rest of its batch is scored as one batch, with the local
+    executor's values (a batch of 150 rows: its time limit, 9 s, is far from 3 s)."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    task = "michaelis-menten-rate"
+    mechanism = "r_on = k1*E_free*S\nr_off = k2*C\nr_cat = k3*C\nr_on = r_off + r_cat\nE_T = E_free + C\nv = r_cat"
+    texts = [("phenomenal", "v = k3*E_T*S/((k2 + k3)/k1 + S)"), ("mechanism", mechanism),
+             ("phenomenal", "v = E_T*S"), ("mechanism", "v = k3*E_T*S/(k2/k1 + S)")]
+    rows = [{"config": "c", "run": run, "task": task, "submission_sha": f"sha{run}",
+             **dict([("mechanism", "v = bomb") if run == 3 else texts[run % 4]])} for run in range(150)]
+    settings = Settings(row_timeout=3.0)
+    local = LocalExecutor(example_problems, settings)
+    try:
+        expected = {r["run"]: r for scores, _ in local.map([(task, rows[:3] + rows[4:])]) for r in scores}
+    finally:
+        local.close()
+    calls = tmp_path / "calls"
+    executor = RayExecutor(example_problems, settings, workers=1)
+    try:
+        list(executor.map([(task, rows[:1])]))  # the actor's first batch builds the reference
+        ray.get([watch.__ray_ready__.remote() for watch in executor._watches])  # a busy machine starts them late
+        ray.get(executor._actors[0].__ray_call__.remote(_plant_bomb, str(calls)))
+        results = list(executor.map([(task, rows)]))
+    finally:
+        executor.close()
+    scores = {row["run"]: row for batch, _ in results for row in batch}
+    assert sorted(scores) == list(range(150))
+    assert (scores[3]["status"], scores[3]["error"], scores[3]["submission_sha"]) == \
+        ("timeout", "scoring took longer than 3 s", None)
+    def untimed(row):
+        return {key: value for key, value in row.items() if key not in TIMINGS}
+    assert {run: untimed(row) for run, row in scores.items() if run != 3} == \
+        {run: untimed(row) for run, row in expected.items()}  # the same rows, every one scored
+    assert {row["status"] for run, row in scores.items() if run != 3} == {"ok"}
+    assert calls.read_text() == "x"  # stopped once, not retried alone (the new actor has no bomb)
+    assert len(results) == 2  # the bomb's row, then the rest of the batch in one result
