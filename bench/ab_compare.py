@@ -12,7 +12,7 @@ side is this checkout.  ``verdicts``: each run does ``--passes`` passes of
 before it); ``sweep``: each run scores the sweep once with the local executor (wall
 seconds, and CPU seconds of the process and its children); ``mechbench``: one warm
 worker process per side holds ``bench_mechbench.py``'s end-to-end workload (the unique
-planted submissions of every MechBench task in ``--problems``, default the shared ones)
+planted submissions of every MechBench task in ``--problems``, default the real ones in tests/data)
 and the two sides' passes alternate one by one (CPU seconds of a pass from emptied
 caches), so that each pair is seconds apart.  A first, uncounted round
 compiles each side's kernels.  Prints one JSON line per run, then the medians and the
@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 
 VERDICTS = """
 import gc, json, random, sys
@@ -101,7 +101,7 @@ for _ in sys.stdin:  # one pass a line, from emptied caches, as a fresh worker w
             score_task(references[task], rows)
     print(json.dumps(dict(value=time.process_time() - cpu, rows=sum(map(len, batches.values())))), flush=True)
 """
-MECHBENCH_TASKS = ROOT.parent / "shared" / "external" / "mechbench-tasks"
+MECHBENCH_TASKS = ROOT / "tests" / "data" / "mechbench-tasks"
 
 
 def export(commit: str, folder: Path) -> Path:

@@ -61,8 +61,8 @@ from fastscore.service.protocol import DEFAULT_BUDGET  # noqa: E402
 from fastscore.tapes.compile import compile_tape  # noqa: E402
 from fastscore.text.parse import parse_equation, parse_expression  # noqa: E402
 
-TASKS = ROOT.parent / "shared" / "external" / "mechbench-tasks"
-MDBENCH_PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+TASKS = ROOT / "tests" / "data" / "mechbench-tasks"
+MDBENCH_PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 BOUNDARY = "fastscore-bench-boundary"
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 MALFORMED = ("syntax", "dropped", "injection", "bomb")
@@ -400,7 +400,7 @@ def render(results: dict) -> str:
         f"{results['load_average'][1]:.1f} (other sessions' jobs included).",
         f"Command: `{results['command']}`",
         "",
-        f"Tasks: the {results['n_tasks']} real MechBench tasks of `shared/external/mechbench-tasks` "
+        f"Tasks: the {results['n_tasks']} real MechBench tasks of `tests/data/mechbench-tasks` "
         f"({results['n_explicit']} explicit mechanisms, {results['n_tasks'] - results['n_explicit']} with coupled "
         f"blocks), public views of {results['n_samples']} training samples each (problem.json + train.npy, about "
         f"{results['upload_kb']:.0f} KB a multipart upload). Per task: reference-like, perturbed (one coefficient "

@@ -3,7 +3,7 @@ scored per second end to end, beside MechBench's own approach, in the same run.
 
     python bench/bench_mechbench.py [--problems DIR ...] [--copies 2] [--sympy 12] [--timeout 30]
 
-Tasks: the 19 real MechBench task files in ``shared/external/mechbench-tasks`` (and any
+Tasks: the real MechBench task files in ``tests/data/mechbench-tasks`` (and any
 others given with ``--problems``).  Per task, ``scripts/mechbench_study.py`` plants
 submissions with known truth (the reference mechanism, renamed, shuffled, the law alone,
 a perturbed target equation, wrong and malformed probe replies), ``--copies`` of each;
@@ -56,7 +56,7 @@ from fastscore.text.answers import split_equations  # noqa: E402
 from fastscore.text.parse import parse_equation  # noqa: E402
 from mechbench_study import study  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "external" / "mechbench-tasks"
+TASKS = ROOT / "tests" / "data" / "mechbench-tasks"
 RESULTS = ROOT / "bench" / "results" / "mechbench.md"
 PASSES = 5
 
@@ -149,14 +149,14 @@ def _unseeded(references, batches) -> tuple[float, list]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--problems", type=Path, action="append", help="MechBench task files (default: shared)")
+    parser.add_argument("--problems", type=Path, action="append", help="MechBench task files (default: tests/data/mechbench-tasks)")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--sympy", type=int, default=12, help="submissions in the SymPy sample")
     parser.add_argument("--timeout", type=float, default=30.0, help="SymPy seconds per mechanism")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    folders = args.problems or [SHARED]
+    folders = args.problems or [TASKS]
     problems = [p for folder in folders for p in load_problems(folder) if p.format == "mechbench"]
     warm_up()
     started = time.perf_counter()

@@ -9,8 +9,8 @@ not prove (``numeric`` or worse), over:
    ``harness_law_symbolic``) with its ``--tasks`` folder; by default the six published
    Circular Orbit attempts of ``tests/data/real/proofs``, which the harness proves;
 2. the real-task study: the planted submissions of ``scripts/mechbench_study.py`` on the
-   MechBench task files of each ``--study`` folder (default: ``shared/external/mechbench-tasks``
-   beside the repository when present, and the Circular Orbit tasks of
+   MechBench task files of each ``--study`` folder (default: ``tests/data/mechbench-tasks``
+   and the Circular Orbit tasks of
    ``tests/data/real/proofs``), plus, for each task with a fixed coefficient
    whose value is pi, its own mechanism with that coefficient named ``pi`` (the real
    attempts' habit: ``pi = 3.141592653589793``).  There the reference checker is SymPy:
@@ -45,7 +45,7 @@ from fastscore.text.parse import parse_expression  # noqa: E402
 from mechbench_study import _own_formulas, _rename, study  # noqa: E402
 
 REAL = ROOT / "tests" / "data" / "real" / "proofs"
-STUDY = ROOT.parent / "shared" / "external" / "mechbench-tasks"
+STUDY = ROOT / "tests" / "data" / "mechbench-tasks"
 RESULTS = ROOT / "bench" / "results" / "proofs.md"
 
 

@@ -36,7 +36,7 @@ from fastscore.support.collector import paused
 from fastscore.text.parse import parse_equation
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 N_POINTS = 200
 SYMPY_TIMEOUT = 60.0
 

@@ -51,7 +51,7 @@ from fastscore.settings import DEFAULT_SETTINGS
 from fastscore.support.collector import paused
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 KINDS = ("renamed_shuffled", "coefficient", "edge_dropped", "extra_quantity", "dropped_equation", "law_only",
          "sibling")
 _NAME = re.compile(r"[^\W\d]\w*")

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 RESULTS = ROOT / "bench" / "results" / "sweep.md"
 sys.path.insert(0, str(ROOT / "scripts"))
 

@@ -54,7 +54,7 @@ from fastscore.text.answers import read_expression  # noqa: E402
 from fastscore.text.tokens import ParseError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBLEMS = ROOT.parent / "shared" / "external" / "mdbench-problems"
+PROBLEMS = ROOT / "tests" / "data" / "mdbench-problems"
 RESULTS = ROOT / "bench" / "results" / "verdicts.md"
 SPLITS = ("train", "id_test", "ood_test")
 SIMPLIFY_SECONDS = 10
