@@ -49,10 +49,6 @@ so ``import fastscore.api`` stays light.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 _HOMES = {
     "register_problem_format": "fastscore.problems.formats",

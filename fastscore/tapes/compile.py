@@ -27,9 +27,10 @@ import symengine as se
 from fastscore.kernels import opcodes as op
 from fastscore.kernels.tape import Tape
 from fastscore.support.caches import memoized
+from fastscore.tapes import lowering
 from fastscore.tapes.constants import UnsupportedExpression
 from fastscore.tapes.instructions import Code, push_const
-from fastscore.tapes.lowering import MAX_TREE_NODES, _codes, _Compiler, _TreeTooLarge
+from fastscore.tapes.lowering import _codes, _Compiler, _TreeTooLarge
 
 __all__ = ["UnsupportedExpression", "compile_tape"]
 
@@ -166,7 +167,7 @@ def _uses(expr: se.Basic) -> dict[se.Basic, int]:
             for a in args:
                 n, f = size.get(a) or (1, a.is_Symbol)
                 nodes, free = nodes + n, free or f
-            if not free and nodes > MAX_TREE_NODES:
+            if not free and nodes > lowering.MAX_TREE_NODES:
                 raise UnsupportedExpression(f"a constant subexpression of {nodes} nodes is too large to fold")
             size[node] = (nodes, free)
             continue

@@ -378,8 +378,7 @@ def test_a_shared_compilation_gives_the_bits_of_the_tree(monkeypatch):
     names = ["x", "y"]
     exprs = [_chain(4, x * k + y) + se.atan2(y, _chain(2, x + k)) for k in (1, 2, 3)]
     trees = [compile_tape(e, names) for e in exprs]
-    monkeypatch.setattr(lowering, "MAX_TREE_NODES", 3)  # the tree limit
-    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 3)  # the largest constant folded when shared
+    monkeypatch.setattr(lowering, "MAX_TREE_NODES", 3)  # the tree limit, and the largest constant folded when shared
     shared = [compile_tape(e, names) for e in exprs]
     assert all(len(s.ops) < len(t.ops) / 4 for s, t in zip(shared, trees))
     X = np.vstack([RNG.uniform(0.1, 0.4, N), RNG.uniform(0.1, 0.3, N)])
@@ -421,7 +420,6 @@ def test_a_repeated_subexpression_is_emitted_once_into_the_same_tape(monkeypatch
     compile_tape(exprs[0], names)
     assert len(calls) <= 4  # part's products once each, not once per repeat
     monkeypatch.setattr(lowering, "MAX_TREE_NODES", 40)
-    monkeypatch.setattr(tape_module, "MAX_TREE_NODES", 40)
     assert opcodes.STORE in compile_tape(exprs[1], names).ops  # repeats counted: past the limit, shared
 
 
