@@ -1,5 +1,6 @@
 """The field's other discovery benchmarks, scored in the same sweep as laws: one
-module per benchmark (``grn``: ActiveSciBench-GRN signed graphs; ``materials``:
+module per benchmark (``grn``: ActiveSciBench-GRN signed graphs, and ``scm`` the
+equations of an SCM hypothesis against a task's reference mechanism; ``materials``:
 LLEMA materials screens; ``trajectories``: DiscoverPhysics held-out trajectories),
 each a ``fastscore.benchmarks.base.Benchmark`` (problem format + ``score_task`` +
 columns, rates and pass@k outcomes).  Importing this package registers them (the
@@ -7,7 +8,9 @@ problem-format registry imports it on first use); ``declared`` holds what the ta
 read without loading a scorer.  docs/benchmarks.md is the manual.
 
 May import: ``fastscore.support``, ``fastscore.text``, ``fastscore.kernels``,
-``fastscore.tapes``, ``fastscore.problems``.
+``fastscore.tapes``, ``fastscore.algebra``, ``fastscore.solve``, ``fastscore.problems``,
+``fastscore.settings`` (a GRN task's reference mechanism is solved and judged
+as a law problem's mechanism is).
 """
 from __future__ import annotations
 

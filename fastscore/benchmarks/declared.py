@@ -1,6 +1,7 @@
 """What the tables read of the built-in benchmarks without loading a scorer: their
 score columns, summary rates, strata and pass@k outcomes.  Each benchmark module
-declares them as module constants (``NAME``, ``COLUMNS``, ``RATES``, ``OUTCOMES``)
+declares them as module constants (``NAME``, ``COLUMNS``, ``RATES``, ``OUTCOMES``: an
+outcome's optional fourth entry picks the rows it counts among the benchmark's)
 and keeps its heavy imports (SymEngine, Numba) inside functions, so reading them is cheap.
 A further benchmark is one more module named in ``MODULES``."""
 from __future__ import annotations
@@ -40,6 +41,8 @@ def rates() -> list[tuple]:
 
 
 def outcomes() -> list[tuple]:
-    """Every benchmark's pass@k outcomes as (name, label, column); its rows are its domain's."""
-    return [(*outcome, pl.col("domain") == module.NAME) for module in benchmark_modules()
-            for outcome in module.OUTCOMES]
+    """Every benchmark's pass@k outcomes as (name, label, column, rows): its rows are its
+    domain's, and of those the ones a fourth entry of the module's outcome picks."""
+    return [(*outcome[:3], pl.col("domain") == module.NAME if len(outcome) == 3 else
+             (pl.col("domain") == module.NAME) & outcome[3])
+            for module in benchmark_modules() for outcome in module.OUTCOMES]

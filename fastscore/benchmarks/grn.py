@@ -42,12 +42,24 @@ from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_r
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
            "grn_sign_accuracy": pl.Float64, "grn_exact": pl.Boolean, "grn_motif": pl.Boolean,
-           "grn_n_edges": pl.Int64}
+           "grn_n_edges": pl.Int64, "grn_mech_nodes": pl.Int64, "grn_mech_equivalent": pl.Int64,
+           "grn_mech_share": pl.Float64, "grn_mech_all": pl.Boolean, "grn_mech_verdicts": pl.Utf8,
+           "grn_mech_reason": pl.Utf8}
 MINE = pl.col("domain") == NAME
+WITH_MECHANISM = MINE & pl.col("grn_mech_nodes").is_not_null()
+"""The scored rows of tasks with a reference mechanism (``grn_mech_nodes`` is the task's)."""
 RATES = [("grn_f1", "GRN F1", pl.col("grn_f1").filter(MINE).fill_null(0.0).mean(), True),
          ("grn_exact", "GRN exact", pl.col("grn_exact").filter(MINE).fill_null(False).mean(), True),
-         ("grn_motif", "GRN motif", pl.col("grn_motif").filter(MINE).fill_null(False).mean(), True)]
-OUTCOMES = [("grn_exact", "GRN exact graph", "grn_exact")]
+         ("grn_motif", "GRN motif", pl.col("grn_motif").filter(MINE).fill_null(False).mean(), True),
+         ("grn_mech_share", "GRN mechanism share",
+          pl.col("grn_mech_share").filter(WITH_MECHANISM).fill_null(0.0).mean(), True),
+         ("grn_mech_all", "GRN mechanism all",
+          pl.col("grn_mech_all").filter(WITH_MECHANISM).fill_null(False).mean(), True)]
+OUTCOMES = [("grn_exact", "GRN exact graph", "grn_exact"),
+            ("grn_mech_all", "GRN mechanism all equivalent", "grn_mech_all",
+             pl.col("grn_mech_nodes").is_not_null().any().over("task"))]
+"""pass@k outcomes: (name, label, column[, rows]); ``grn_mech_all`` counts every row, ``missing``
+ones included, of the tasks with a reference mechanism."""
 
 _SIGNS = {"+1": 1, "1": 1, "+": 1, "-1": -1, "-": -1, "activation": 1, "activates": 1, "activate": 1,
           "positive": 1, "inhibition": -1, "inhibits": -1, "inhibit": -1, "represses": -1, "repression": -1,
@@ -251,6 +263,19 @@ def _edge_lines(text: str, lines: EdgeLines) -> tuple[frozenset, str | None] | N
     return graph if graph is not None else lines.graph(found[0]), found[1]
 
 
+def unobserved(data: Mapping) -> set:
+    """The names of an SCM hypothesis's variables declared unobserved (``observability``
+    latent / hidden / unobserved / unobservable); ``variables`` a list or a name -> object map."""
+    hidden = set()
+    variables = data.get("variables") or ()
+    if isinstance(variables, Mapping):
+        variables = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in variables.items()]
+    for variable in variables if isinstance(variables, list) else ():
+        if isinstance(variable, Mapping) and str(variable.get("observability", "")).lower() in _UNOBSERVED:
+            hidden.add(variable.get("name"))
+    return hidden
+
+
 def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> tuple[frozenset, str | None]:
     """A submission -> (frozenset of (source, target, sign), motif label or None);
     raises ``BadInput`` with the reason.  ``lines``: the batch's memo for ``nodes``, or None."""
@@ -274,13 +299,7 @@ def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> 
         if "adjacency" in data:
             _adjacency(data, nodes, edges)
         else:
-            hidden = set()
-            variables = data.get("variables") or ()
-            if isinstance(variables, Mapping):
-                variables = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in variables.items()]
-            for variable in variables if isinstance(variables, list) else ():
-                if isinstance(variable, Mapping) and str(variable.get("observability", "")).lower() in _UNOBSERVED:
-                    hidden.add(variable.get("name"))
+            hidden = unobserved(data)
             items = data.get("edges")
             if not isinstance(items, list):
                 raise BadInput("a JSON submission needs a list 'edges' (or 'adjacency')")
@@ -348,7 +367,10 @@ def _read_task(path: Path, root: Path, data: Mapping):
     task = {"nodes": frozenset(nodes), "edges": reference, "motif": motif_label(data.get("motif")),
             "pairs": {(s, t): g for s, t, g in reference},
             "version": None if data.get("version") is None else str(data["version"]),
-            "difficulty": None if data.get("difficulty") is None else str(data["difficulty"])}
+            "difficulty": None if data.get("difficulty") is None else str(data["difficulty"]), "mechanism": None}
+    if data.get("mechanism") is not None or data.get("inputs") is not None:
+        from fastscore.benchmarks.scm import read_mechanism  # SymEngine and Numba: only for such tasks
+        task["mechanism"] = read_mechanism(data, nodes, reference)
     return task_problem(path, root, benchmark=NAME, task=task, name=str(data.get("name") or path.stem),
                         description=str(data.get("description") or ""), family=task["motif"])
 
@@ -386,7 +408,17 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
                     masks[mask] = both
         return None, both[motif is not None and motif == reference_motif]  # one object per result
 
-    return scored_rows(rows, base, attempt)
+    if task.get("mechanism") is None:
+        return scored_rows(rows, base, attempt)
+    from fastscore.benchmarks.scm import MechanismJudge
+    judge = MechanismJudge(problem, task["mechanism"], settings)
+
+    def with_mechanism(text: str):
+        _, fields = attempt(text)  # parse_graph's errors stop the row first
+        error, mechanism = judge.fields(text)
+        return error, {**fields, **mechanism}
+
+    return scored_rows(rows, {**base, "grn_mech_nodes": judge.n_nodes}, with_mechanism)
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("grn", NAME, _read_task), score_task, COLUMNS)

@@ -1,0 +1,333 @@
+"""An SCM hypothesis's equations judged against a GRN task's reference mechanism.
+
+A GRN task (``fastscore.benchmarks.grn``) may give a reference mechanism: one structural
+equation per non-root node, ``mechanism: ["Y = 2*X/(1+X)", "Z = X - 0.5*Y"]``, each a
+function of that node's parents in the task's ``edges``; the nodes without an equation
+are the roots (exogenous inputs), drawn uniformly over ``inputs: {X: [lo, hi]}``
+(``DEFAULT_RANGE`` for a root not named).  It is read at load time (``read_mechanism``)
+by fastscore's own parser and solved once: a name that is not a node, an equation for a
+node twice, a parent that is not an edge, a node with parents and no equation, no root,
+a system the solver cannot reduce, a node without a closed form in the roots or not a
+finite real number at every sampled point is a clear load error.
+
+The mapping onto fastscore's mechanism scoring: the reference is a mechanism whose
+knowns are the roots; every non-root node is a quantity that, the others eliminated
+(``fastscore.solve.mechanism.solve_mechanism``), is a function of the roots.  A
+submission's ``mechanisms`` (EvoSCM's JSON: ``target``, ``parents``, ``equation``) are
+solved the same way, node by node over the equations it depends on, and each node's
+function is judged against the reference's by ``fastscore.algebra.equivalence.judge``
+on the sampled roots (the numeric screen, certified differences, high precision, the
+exact proof; the same tolerances and verdict names as laws: ``proven`` and ``numeric``
+are equivalent, ``different`` and ``undecided`` are not).
+
+Rules for a submission's equations (``MechanismJudge``):
+
+- an ``equation`` is ``"Y = f(...)"`` or its right side only; ``parents`` is not
+  checked (the equation is what is judged);
+- a name in an equation is a task node, or a latent variable of the submission (in
+  ``variables``, declared unobserved, not a task node): a latent variable with a
+  mechanism is an intermediate, eliminated; one without is an exogenous noise term,
+  set to 0 (the noise-free mechanism, as the reference is noise-free).  Any other name
+  (a fitted parameter, a typo) makes that equation unusable: constants are numbers;
+- an equation for a root of the task is not used (the roots are the inputs);
+- a mechanism for a name that is neither a task node nor a latent variable, a second
+  mechanism for a name, an equation that does not parse or whose left side is another
+  name: that mechanism is unusable, the first such reason is the row's ``error``
+  (``status`` stays ``ok``; the graph scores stand);
+- a non-root node is ``undecided`` when it has no mechanism, its mechanism is unusable,
+  it depends on a node or latent variable without a usable mechanism, or its equations
+  cannot be solved (``SolveError``, within ``Settings.solve_budget`` and ``Limits``).
+
+This module owns the reference mechanism of a GRN task and the judging of a
+submission's equations; ``grn`` calls it only for tasks that have one (the plain-graph
+path loads neither SymEngine nor Numba).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from fastscore.algebra.equivalence import Domain, Quantity, Verdict, judge
+from fastscore.benchmarks.grn import unobserved
+from fastscore.kernels import evaluate
+from fastscore.problems.splits import problem_rng
+from fastscore.settings import DEFAULT_SETTINGS, Settings
+from fastscore.solve.mechanism import SolveError, solve_mechanism
+from fastscore.support.caches import memoized
+from fastscore.tapes.compile import UnsupportedExpression, compile_tape
+from fastscore.text.answers import read_expression
+from fastscore.text.parse import parse_equation, symbol
+
+__all__ = ["DEFAULT_RANGE", "MechanismJudge", "MechanismSpec", "read_mechanism"]
+
+DEFAULT_RANGE = (0.1, 10.0)
+"""The range a root (exogenous) node is drawn over when ``inputs`` does not name it."""
+MAX_REASON = 300
+"""Characters kept of ``grn_mech_reason``."""
+_POINT_STREAM = 7
+"""The stream of ``problem_rng`` the roots are drawn from (the law references use 1)."""
+_NONE = "no mechanisms submitted"
+"""The reason of a submission without ``mechanisms`` (a graph only: not an error)."""
+_KEPT = 1 << 12
+"""At most this many verdicts kept per batch."""
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """A task's reference mechanism as read: (node, right side) in the order given, the
+    roots (task order) with their ranges, and the judged (non-root) nodes in task order."""
+
+    equations: tuple[tuple[str, str], ...]
+    """(node, its equation's text)."""
+    roots: tuple[str, ...]
+    ranges: tuple[tuple[float, float], ...]
+    judged: tuple[str, ...]
+    nodes: tuple[str, ...]
+
+
+def _range(root: str, value) -> tuple[float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        raise ValueError(f"inputs: {root}: expected [low, high], two numbers")
+    low, high = float(value[0]), float(value[1])
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"inputs: {root}: expected finite low < high, got [{value[0]}, {value[1]}]")
+    return low, high
+
+
+def read_mechanism(data: Mapping, nodes: Sequence[str], edges: frozenset) -> MechanismSpec:
+    """A task's ``mechanism`` and ``inputs`` checked and solved once (module doc);
+    raises ``ValueError`` with the reason."""
+    texts = data.get("mechanism")
+    if texts is None:
+        raise ValueError("inputs: given without a mechanism")
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ValueError("mechanism: expected a list of equations 'Node = expression'")
+    parents: dict[str, set] = {node: set() for node in nodes}
+    for source, target, _ in edges:
+        parents[target].add(source)
+    equations: dict[str, str] = {}
+    for i, text in enumerate(texts):
+        try:
+            lhs, rhs = parse_equation(text, names=nodes)
+        except ValueError as error:
+            raise ValueError(f"mechanism[{i}]: {error}") from None
+        if not lhs.is_Symbol or lhs.name not in parents:
+            raise ValueError(f"mechanism[{i}]: the left side must be one node, got {str(lhs)[:40]!r}")
+        node = lhs.name
+        if node in equations:
+            raise ValueError(f"mechanism[{i}]: a second equation for {node}")
+        for name in sorted(s.name for s in rhs.free_symbols):
+            if name not in parents[node]:
+                raise ValueError(f"mechanism[{i}]: {node}'s equation uses {name}, but the task has no edge "
+                                 f"{name} -> {node} or {name} -| {node}")
+        equations[node] = text
+    for node in nodes:
+        if node not in equations and parents[node] - {node}:
+            raise ValueError(f"mechanism: {node} has parents in the edges but no equation")
+    roots = tuple(node for node in nodes if node not in equations)
+    if not roots:
+        raise ValueError("mechanism: every node has an equation: no root (exogenous) node to sample")
+    inputs = data.get("inputs") or {}
+    if not isinstance(inputs, Mapping):
+        raise ValueError("inputs: expected a mapping root -> [low, high]")
+    for name in inputs:
+        if name not in parents:
+            raise ValueError(f"inputs: {name} is not a node of the task")
+        if name in equations:
+            raise ValueError(f"inputs: {name} has an equation: it is not a root")
+    spec = MechanismSpec(equations=tuple(equations.items()), roots=roots,
+                         ranges=tuple(_range(r, inputs[r]) if r in inputs else DEFAULT_RANGE for r in roots),
+                         judged=tuple(node for node in nodes if node in equations), nodes=tuple(nodes))
+    reference_of(str(data.get("name") or "task"), spec, DEFAULT_SETTINGS.n_points, DEFAULT_SETTINGS.point_seed,
+                 DEFAULT_SETTINGS.rtol, DEFAULT_SETTINGS.solve_budget)
+    return spec
+
+
+@dataclass(frozen=True)
+class MechanismReference:
+    """The reference side, once per task and settings: the sampled roots (``domain``) and
+    each judged node's function of them (``quantities``, with error bounds)."""
+
+    domain: Domain
+    points: Mapping[str, np.ndarray]
+    quantities: Mapping[str, Quantity]
+
+
+@memoized(1 << 8)
+def reference_of(task_id: str, spec: MechanismSpec, n_points: int, seed: int, rtol: float,
+                 budget: float) -> MechanismReference:
+    """The reference mechanism solved over its sampled roots (raises ``ValueError``)."""
+    rng = problem_rng(task_id, seed, _POINT_STREAM)
+    points = np.ascontiguousarray(np.vstack([rng.uniform(low, high, n_points) for low, high in spec.ranges]))
+    domain = Domain(names=spec.roots, points=points, sampled=spec.roots,
+                    positive=frozenset(r for r, (low, _) in zip(spec.roots, spec.ranges) if low > 0))
+    values = dict(zip(spec.roots, points))
+    equations = [parse_equation(text, names=spec.nodes) for _, text in spec.equations]
+    try:
+        solution = solve_mechanism(equations, knowns=spec.roots, target=spec.judged[0], points=values,
+                                   budget=budget, rtol=rtol)
+    except SolveError as error:
+        raise ValueError(f"mechanism: cannot be solved for the non-root nodes: {error}") from None
+    quantities = {}
+    for node in spec.judged:
+        expr = solution.expressions.get(node)
+        if expr is None:
+            raise ValueError(f"mechanism: {node} has no closed form in the roots ({', '.join(spec.roots)})")
+        quantity = Quantity.bounded(expr, domain)
+        if not np.isfinite(quantity.values).all():
+            raise ValueError(f"mechanism: {node} = {str(expr)[:60]} is not a finite real number at every "
+                             "sampled point of the inputs' ranges")
+        quantities[node] = quantity
+    return MechanismReference(domain=domain, points=values, quantities=quantities)
+
+
+class _Unusable(ValueError):
+    """A submission's mechanisms that cannot be read at all (the row's reason)."""
+
+
+class MechanismJudge:
+    """The mechanism columns of one task's batch of submissions: the reference built (or
+    taken from the process's memo) once, solved blocks and verdicts kept across the batch."""
+
+    def __init__(self, problem, spec: MechanismSpec, settings: Settings | None):
+        self.settings = settings = DEFAULT_SETTINGS if settings is None else settings
+        self.spec = spec
+        try:
+            self.reference, self.failure = reference_of(problem.task_id, spec, settings.n_points, settings.point_seed,
+                                                        settings.rtol, settings.solve_budget), None
+        except ValueError as error:  # with this run's settings (load time checked the defaults')
+            self.reference, self.failure = None, f"the reference mechanism: {error}"
+        self.nodes = frozenset(spec.nodes)
+        self.roots = frozenset(spec.roots)
+        self.blocks: dict = {}    # solve_mechanism's solved_blocks: same knowns, points and rtol
+        self.verdicts: dict = {}  # (node, closed form) -> Verdict
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.spec.judged)
+
+    def fields(self, text: str) -> tuple[str | None, dict]:
+        """(the row's error or None, the mechanism columns) of one submission's text."""
+        try:
+            if self.failure is not None:
+                raise _Unusable(self.failure)
+            equations, bad = self._equations(text)
+        except _Unusable as failure:  # no node judged: the one reason
+            error = None if self.failure is None and str(failure) == _NONE else str(failure)
+            verdicts = {node: Verdict("undecided", str(failure)) for node in self.spec.judged}
+            failed = str(failure)
+        else:
+            error = next(iter(bad.values()), None)
+            verdicts = {node: self._verdict(node, equations, bad) for node in self.spec.judged}
+            failed = "; ".join(f"{node}: {v.provenance}: {v.reason}" for node, v in verdicts.items()
+                               if not v.equivalent)
+        equal = sum(v.equivalent for v in verdicts.values())
+        return error, {"grn_mech_equivalent": equal, "grn_mech_share": equal / len(verdicts),
+                       "grn_mech_all": equal == len(verdicts),
+                       "grn_mech_verdicts": json.dumps({node: v.provenance for node, v in verdicts.items()}),
+                       "grn_mech_reason": failed[:MAX_REASON] or None}
+
+    def _equations(self, text: str) -> tuple[dict[str, se.Basic], dict[str, str]]:
+        """The submission's usable equations (name -> right side, noise terms set to 0) and
+        the reasons of its unusable ones (name -> reason, in order)."""
+        if not text.lstrip().startswith("{"):
+            raise _Unusable(_NONE)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            raise _Unusable(_NONE) from None
+        items = data.get("mechanisms") if isinstance(data, Mapping) else None
+        if items is None:
+            raise _Unusable(_NONE)
+        if isinstance(items, Mapping):
+            items = [{"target": k, **v} if isinstance(v, Mapping) else {"target": k, "equation": v}
+                     for k, v in items.items()]
+        if not isinstance(items, list):
+            raise _Unusable("mechanisms: expected a list of {target, parents, equation}")
+        limits = self.settings.limits
+        if len(items) > limits.max_equations:
+            raise _Unusable(f"mechanisms: {len(items)} of them, limit {limits.max_equations}")
+        latent = frozenset(n for n in unobserved(data) if isinstance(n, str)) - self.nodes
+        known = (*self.spec.nodes, *sorted(latent))
+        equations: dict[str, se.Basic] = {}
+        bad: dict[str, str] = {}
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
+                raise _Unusable(f"mechanisms[{i}]: expected an object with a 'target' name and an 'equation'")
+            target, equation = item["target"], item.get("equation")
+            where = f"mechanisms[{i}] ({target[:30]})"
+            if target not in self.nodes and target not in latent:
+                bad.setdefault(target, f"{where}: neither a node of the task nor a latent variable")
+                continue
+            if target in equations or target in bad:
+                bad[target] = f"{where}: a second mechanism for {target}"
+                equations.pop(target, None)
+                continue
+            if target in self.roots:
+                continue  # a root is an input: its equation is not used
+            if not isinstance(equation, str):
+                bad[target] = f"{where}: 'equation' must be a text"
+                continue
+            try:
+                rhs = read_expression(equation, target=target, names=known, allow_new_names=True, limits=limits)
+            except ValueError as failure:
+                bad[target] = f"{where}: {str(failure)[:120]}"
+                continue
+            unknown = sorted(s.name for s in rhs.free_symbols if s.name not in self.nodes and s.name not in latent)
+            if unknown:
+                bad[target] = (f"{where}: unknown name {', '.join(unknown)[:60]} (not a node of the task or a "
+                               "latent variable; constants must be numbers)")
+                continue
+            equations[target] = rhs
+        noise = {symbol(name): se.Integer(0) for name in latent if name not in equations and name not in bad}
+        if noise:
+            equations = {name: rhs.xreplace(noise) for name, rhs in equations.items()}
+        return equations, bad
+
+    def _verdict(self, node: str, equations: Mapping[str, se.Basic], bad: Mapping[str, str]) -> Verdict:
+        """The verdict of one judged node: its function of the roots from the equations it
+        depends on, against the reference's."""
+        if node in bad:
+            return Verdict("undecided", bad[node])
+        if node not in equations:
+            return Verdict("undecided", "no mechanism")
+        needed, todo = [], [node]
+        while todo:
+            name = todo.pop()
+            if name in needed:
+                continue
+            if name not in equations:
+                why = "its mechanism is unusable" if name in bad else "it has no mechanism"
+                return Verdict("undecided", f"depends on {name}, but {why}")
+            needed.append(name)
+            todo += [s.name for s in equations[name].free_symbols if s.name not in self.roots]
+        reference, settings = self.reference, self.settings
+        try:
+            solution = solve_mechanism([(symbol(name), equations[name]) for name in needed], knowns=self.spec.roots,
+                                       target=node, points=reference.points, budget=settings.solve_budget,
+                                       rtol=settings.rtol, solved_blocks=self.blocks, limits=settings.limits)
+            expr = solution.expressions.get(node)
+            values = None if expr is not None else solution.values([node], reference.points)[node]
+        except (SolveError, ValueError, TypeError, RuntimeError, KeyError, ArithmeticError) as failure:
+            return Verdict("undecided", f"cannot solve: {str(failure)[:120]}")
+        expected = reference.quantities[node]
+        if expr is None:  # solved numerically only: judged by its values
+            return judge(Quantity(None, values), expected, domain=reference.domain, settings=settings)
+        key = (node, expr)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            try:
+                tape = compile_tape(expr, reference.domain.names)
+            except UnsupportedExpression as failure:
+                return Verdict("undecided", f"cannot evaluate: {str(failure)[:120]}")
+            verdict = judge(Quantity(expr, evaluate(tape, reference.domain.points), tape), expected,
+                            domain=reference.domain, settings=settings)
+            if len(self.verdicts) < _KEPT:
+                self.verdicts[key] = verdict
+        return verdict
