@@ -2,7 +2,8 @@
 
 A task (YAML, ``benchmark: grn``): ``name``, ``motif`` (the motif-family label; the
 problem's ``family``), ``version``, ``difficulty``, ``nodes`` (names) and ``edges``
-(``A -> B`` activates, ``A -| B`` represses; self-loops and cycles allowed).
+(``A -> B`` activates, ``A -| B`` represses; self-loops and cycles allowed); optionally
+a reference ``mechanism`` and the ranges of its roots, ``inputs`` (``fastscore.benchmarks.scm``).
 
 A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phenomenal``):
 - an edge list: ``A -> B``, ``B -| C``, separated by new lines, ``;`` or ``,``; a line
@@ -15,7 +16,9 @@ A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phen
 - an SCM hypothesis in EvoSCM's JSON (``variables`` with ``role`` and
   ``observability``, ``edges``, ``mechanisms``): its graph is scored; edges touching a
   variable declared unobserved (``observability`` latent / hidden / unobserved) that
-  is not a node of the task are left out (no marginalisation).
+  is not a node of the task are left out (no marginalisation); where the task has a
+  reference mechanism, its ``mechanisms`` equations are judged against it node by node
+  (``fastscore.benchmarks.scm``: the ``grn_mech_*`` columns, null for other tasks).
 A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
 inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
 does not name, another sign, an edge given with both signs, a malformed line) makes
