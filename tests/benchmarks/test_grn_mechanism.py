@@ -281,3 +281,10 @@ def test_an_implicit_equation_solved_numerically_is_judged_by_its_values(tmp_pat
                        scm([("Y", implicit + " + 0.001"), ("Z", "X - 0.5*Y")]))
     assert verdicts(right) == {"Y": "numeric", "Z": "numeric"} and right["grn_mech_all"] is True
     assert verdicts(off) == {"Y": "different", "Z": "different"}
+
+
+def test_a_noise_term_in_a_denominator_is_undecided_not_a_crash(tmp_path):
+    divided, looped = score(task(tmp_path), scm([("Y", "X/U"), ("Z", "X - 0.5*Y")], noise=["U"]),
+                            scm([("Y", "Z"), ("Z", "Y")]))
+    assert verdicts(divided) == {"Y": "undecided", "Z": "undecided"} and "cannot evaluate" in divided["grn_mech_reason"]
+    assert verdicts(looped) == {"Y": "undecided", "Z": "undecided"} and "under-determined" in looped["grn_mech_reason"]
