@@ -6,6 +6,7 @@ A further benchmark is one more module named in ``MODULES``."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -43,3 +44,13 @@ def outcomes() -> list[tuple]:
     """Every benchmark's pass@k outcomes as (name, label, column); its rows are its domain's."""
     return [(*outcome, pl.col("domain") == module.NAME) for module in benchmark_modules()
             for outcome in module.OUTCOMES]
+
+
+def strata_of(problem) -> dict:
+    """The strata a benchmark's task gives its rows (``version``, ``difficulty`` from
+    its parsed task), so that a row made without its scorer (``missing``) carries them
+    too; {} for a law problem."""
+    task = getattr(problem, "task", None)
+    if getattr(problem, "domain", None) not in names() or not isinstance(task, Mapping):
+        return {}
+    return {name: task.get(name) for name in STRATA}

@@ -25,8 +25,8 @@ Per attempt (S submitted and R reference (source, target, sign) triples):
 precision |S∩R|/|S|, recall |S∩R|/|R|, F1 (each 0 when undefined: an empty graph
 scores 0 even against an empty reference); sign accuracy: share of the directed
 pairs present in both graphs whose signs agree (0 when none); exact graph: S = R;
-motif: the labels equal after trimming, lower-casing and ``-``/space -> ``_``
-(no label submitted: false).
+motif: the labels equal after trimming, lower-casing and each run of ``-``, ``_``
+and blanks -> one ``_`` (``motif_label``; no label submitted: false).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ _KEPT = 1 << 16
 _SIGN_OF = {"->": 1, "-|": -1}
 _MOTIF_KEYS = frozenset({"motif", "motif_family", "motif family"})
 _MOTIF_LINE = re.compile(r"^[ \t]*motif(?:[ _]family)?[ \t]*:([^\n]*)$", re.M | re.I)
-_MOTIF_BLANKS = re.compile(r"[\s\-]+")
+_MOTIF_BLANKS = re.compile(r"[\s\-_]+")
 _UNOBSERVED = frozenset({"latent", "hidden", "unobserved", "unobservable"})
 MAX_TEXT = 1 << 20
 
@@ -78,11 +78,14 @@ class Graph(tuple):
 
 
 def motif_label(text) -> str | None:
-    """The comparable form of a motif label (None when absent)."""
+    """The comparable form of a motif label: trimmed, lower-cased, each run of blanks,
+    ``-`` and ``_`` one ``_``, none at either end (None when absent or empty)."""
     if text is None:
         return None
     text = str(text).strip().lower()
-    return text if text.isidentifier() else _MOTIF_BLANKS.sub("_", text) or None  # an identifier has no blank or -
+    if text.isidentifier() and "__" not in text and text[0] != "_" and text[-1] != "_":
+        return text  # the common label: nothing to rewrite
+    return _MOTIF_BLANKS.sub("_", text).strip("_") or None
 
 
 def _sign(value, where: str) -> int:
@@ -135,6 +138,9 @@ def _adjacency(data: Mapping, nodes: frozenset, edges: dict) -> None:
     names, matrix = data.get("nodes"), data.get("adjacency")
     if not isinstance(names, list) or not isinstance(matrix, list) or len(matrix) != len(names):
         raise BadInput("adjacency: needs 'nodes' and a square 'adjacency' of as many rows")
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise BadInput(f"adjacency: node {str(twice)[:40]!r} is named twice in 'nodes'")
     for i, row in enumerate(matrix):
         if not isinstance(row, list) or len(row) != len(names):
             raise BadInput(f"adjacency[{i}]: expected {len(names)} entries")
