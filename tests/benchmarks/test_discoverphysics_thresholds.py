@@ -15,7 +15,7 @@ import pytest
 
 from fastscore.benchmarks.trajectories import ERROR_FLOOR, RATES, score_task
 from fastscore.problems.formats import load_problems
-from fastscore.settings import Settings
+from fastscore.settings import DEFAULT_SETTINGS, Settings
 
 WORLD = """benchmark: discoverphysics
 name: "{name}"
@@ -41,7 +41,7 @@ def worlds(tmp_path):
     return folder
 
 
-def rows_of(worlds, submissions, settings=Settings()):
+def rows_of(worlds, submissions, settings=DEFAULT_SETTINGS):
     problem = {p.task_id: p for p in load_problems(worlds)}["still"]
     rows = [{"config": "a", "run": i, "task": "still", "submission": text, **extra}
             for i, (text, extra) in enumerate(submissions)]
