@@ -13,9 +13,10 @@ A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phen
 - a signed adjacency matrix: ``{"nodes": [...], "adjacency": [[...]]}``, row = source,
   column = target, entries in {-1, 0, +1};
 - an SCM hypothesis in EvoSCM's JSON (``variables`` with ``role`` and
-  ``observability``, ``edges``, ``mechanisms``): its graph is scored; edges touching a
-  variable declared unobserved (``observability`` latent / hidden / unobserved) that
-  is not a node of the task are left out (no marginalisation).
+  ``observability`` or ``observed``, ``edges``, ``mechanisms``): its graph is scored;
+  edges touching a variable declared unobserved (``observability`` latent / hidden /
+  unobserved, or ``"observed": false``) that is not a node of the task are left out
+  (no marginalisation).
 A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
 inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
 does not name, another sign, an edge given with both signs, a malformed line) makes
@@ -285,7 +286,8 @@ def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> 
             if isinstance(variables, Mapping):
                 variables = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in variables.items()]
             for variable in variables if isinstance(variables, list) else ():
-                if isinstance(variable, Mapping) and str(variable.get("observability", "")).lower() in _UNOBSERVED:
+                if isinstance(variable, Mapping) and (variable.get("observed") is False or str(
+                        variable.get("observability", "")).lower() in _UNOBSERVED):
                     hidden.add(variable.get("name"))
             items = data.get("edges")
             if not isinstance(items, list):

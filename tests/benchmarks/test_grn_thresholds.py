@@ -138,3 +138,15 @@ def test_strata_by_version_and_difficulty_count_missing_cells(tmp_path):
     assert missing.height == 4 and missing["difficulty"].null_count() == 0 and missing["version"].null_count() == 0
     bad = scores_table.filter(pl.col("status") == "parse_error").row(0, named=True)
     assert bad["task"] == "repressilator" and "'W'" in bad["error"] and bad["difficulty"] == "hard"
+
+
+def test_an_evoscm_candidate_marks_latent_variables_with_observed_false():
+    hypothesis = {"id": "H_ffl", "variables": [{"name": "X", "role": "state", "observed": True},
+                                               {"name": "q", "role": "parameter", "observed": False},
+                                               {"name": "Y", "observed": True}],
+                  "edges": [{"source": "X", "target": "Y", "sign": "+"}, {"source": "q", "target": "Y", "sign": "-"}],
+                  "mechanisms": [{"target": "Y", "parents": ["X", "q"], "equation": "Y = X - q"}]}
+    assert parse_graph(json.dumps(hypothesis), NODES)[0] == frozenset({("X", "Y", 1)})
+    hypothesis["variables"][1]["observed"] = True  # an observed variable must be a node of the task
+    with pytest.raises(BadInput, match="node 'q' is not a node of the task"):
+        parse_graph(json.dumps(hypothesis), NODES)
