@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from fastscore.outputs.passk import PassOutcome, pass_at_k, passk_table, read_passk
+from fastscore.report.document import write_report
 from fastscore.run.job import score_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +95,13 @@ def test_the_four_outcomes_through_a_sweep_agree_with_the_summary_and_the_report
     summary = pl.read_parquet(out / "summary.parquet").row(0, named=True)
     for outcome, column in (("sa_p", "sa_p"), ("sa_m", "sa_m"), ("grn_exact", "grn_exact"), ("dp_pass", "dp_pass")):
         assert summary[column] == pytest.approx(got[(outcome, 1)]), outcome  # pass@1 = the success share
+    report = write_report(out).read_text()
+    assert "## pass@k" in report and (out / "report" / "passk.png").is_file()
+    table = next(line for line in report.splitlines() if line.startswith("| a | 3 | 5 |"))  # the summary's row
+    assert table.count("0.400 ±") >= 2 and "0.600 ±" in table  # SA(P), GRN exact 0.4; DP pass 0.6
+    # the published numeric rate P counts the law's cells only (runs 0, 1 right, 2, 3 wrong, 4 missing)
+    assert summary["p_num"] == pytest.approx(0.5)
+    strata = pl.read_parquet(out / "strata.parquet").filter(pl.col("stratum") == "domain")
+    assert dict(strata.select("value", "p_num").rows()) == {"discoverphysics": None, "grn": None, "physics": 0.5}
+    published = pl.read_parquet(out / "published.parquet")
+    assert set(published["domain"]) == {"all", "physics"} and set(published["planned"]) == {5}
