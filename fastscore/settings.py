@@ -70,7 +70,7 @@ class Settings:
                                   "LLEMA constraint rules: 0 fastscore's (every operator; calculate_validity's "
                                   "element lists), 1 calculate_validity's literal (no '<'/'>' branch: such a "
                                   "constraint never holds), 2 calculate_stability's literal (Sb, U, Th toxic; "
-                                  "earth-abundant read as an allowed list)")
+                                  "earth-abundant read as an allowed list; a task's stability_constraints)")
     llema_stable_ehull: float = _setting(0.1, 0, 1e6, _NUMBER,
                                          "LLEMA stability: a hit with energy above hull <= this (eV/atom)")
     llema_pareto_hits_only: int = _setting(1, 0, 1, int,

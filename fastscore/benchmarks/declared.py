@@ -7,6 +7,7 @@ A further benchmark is one more module named in ``MODULES``."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -46,3 +47,13 @@ def outcomes() -> list[tuple]:
     return [(*outcome[:3], pl.col("domain") == module.NAME if len(outcome) == 3 else
              (pl.col("domain") == module.NAME) & outcome[3])
             for module in benchmark_modules() for outcome in module.OUTCOMES]
+
+
+def strata_of(problem) -> dict:
+    """The strata a benchmark's task gives its rows (``version``, ``difficulty`` from
+    its parsed task), so that a row made without its scorer (``missing``) carries them
+    too; {} for a law problem."""
+    task = getattr(problem, "task", None)
+    if getattr(problem, "domain", None) not in names() or not isinstance(task, Mapping):
+        return {}
+    return {name: task.get(name) for name in STRATA}

@@ -14,11 +14,12 @@ A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phen
 - a signed adjacency matrix: ``{"nodes": [...], "adjacency": [[...]]}``, row = source,
   column = target, entries in {-1, 0, +1};
 - an SCM hypothesis in EvoSCM's JSON (``variables`` with ``role`` and
-  ``observability``, ``edges``, ``mechanisms``): its graph is scored; edges touching a
-  variable declared unobserved (``observability`` latent / hidden / unobserved) that
-  is not a node of the task are left out (no marginalisation); where the task has a
-  reference mechanism, its ``mechanisms`` equations are judged against it node by node
-  (``fastscore.benchmarks.scm``: the ``grn_mech_*`` columns, null for other tasks).
+  ``observability`` or ``observed``, ``edges``, ``mechanisms``): its graph is scored;
+  edges touching a variable declared unobserved (``observability`` latent / hidden /
+  unobserved, or ``"observed": false``) that is not a node of the task are left out
+  (no marginalisation); where the task has a reference mechanism, its ``mechanisms``
+  equations are judged against it node by node (``fastscore.benchmarks.scm``: the
+  ``grn_mech_*`` columns, null for other tasks).
 A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
 inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
 does not name, another sign, an edge given with both signs, a malformed line) makes
@@ -28,8 +29,8 @@ Per attempt (S submitted and R reference (source, target, sign) triples):
 precision |S∩R|/|S|, recall |S∩R|/|R|, F1 (each 0 when undefined: an empty graph
 scores 0 even against an empty reference); sign accuracy: share of the directed
 pairs present in both graphs whose signs agree (0 when none); exact graph: S = R;
-motif: the labels equal after trimming, lower-casing and ``-``/space -> ``_``
-(no label submitted: false).
+motif: the labels equal after trimming, lower-casing and each run of ``-``, ``_``
+and blanks -> one ``_`` (``motif_label``; no label submitted: false).
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ _KEPT = 1 << 16
 _SIGN_OF = {"->": 1, "-|": -1}
 _MOTIF_KEYS = frozenset({"motif", "motif_family", "motif family"})
 _MOTIF_LINE = re.compile(r"^[ \t]*motif(?:[ _]family)?[ \t]*:([^\n]*)$", re.M | re.I)
-_MOTIF_BLANKS = re.compile(r"[\s\-]+")
+_MOTIF_BLANKS = re.compile(r"[\s\-_]+")
 _UNOBSERVED = frozenset({"latent", "hidden", "unobserved", "unobservable"})
 MAX_TEXT = 1 << 20
 
@@ -93,11 +94,14 @@ class Graph(tuple):
 
 
 def motif_label(text) -> str | None:
-    """The comparable form of a motif label (None when absent)."""
+    """The comparable form of a motif label: trimmed, lower-cased, each run of blanks,
+    ``-`` and ``_`` one ``_``, none at either end (None when absent or empty)."""
     if text is None:
         return None
     text = str(text).strip().lower()
-    return text if text.isidentifier() else _MOTIF_BLANKS.sub("_", text) or None  # an identifier has no blank or -
+    if text.isidentifier() and "__" not in text and text[0] != "_" and text[-1] != "_":
+        return text  # the common label: nothing to rewrite
+    return _MOTIF_BLANKS.sub("_", text).strip("_") or None
 
 
 def _sign(value, where: str) -> int:
@@ -150,6 +154,9 @@ def _adjacency(data: Mapping, nodes: frozenset, edges: dict) -> None:
     names, matrix = data.get("nodes"), data.get("adjacency")
     if not isinstance(names, list) or not isinstance(matrix, list) or len(matrix) != len(names):
         raise BadInput("adjacency: needs 'nodes' and a square 'adjacency' of as many rows")
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise BadInput(f"adjacency: node {str(twice)[:40]!r} is named twice in 'nodes'")
     for i, row in enumerate(matrix):
         if not isinstance(row, list) or len(row) != len(names):
             raise BadInput(f"adjacency[{i}]: expected {len(names)} entries")
@@ -268,13 +275,15 @@ def _edge_lines(text: str, lines: EdgeLines) -> tuple[frozenset, str | None] | N
 
 def unobserved(data: Mapping) -> set:
     """The names of an SCM hypothesis's variables declared unobserved (``observability``
-    latent / hidden / unobserved / unobservable); ``variables`` a list or a name -> object map."""
+    latent / hidden / unobserved / unobservable, or EvoSCM's ``"observed": false``);
+    ``variables`` a list or a name -> object map."""
     hidden = set()
     variables = data.get("variables") or ()
     if isinstance(variables, Mapping):
         variables = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in variables.items()]
     for variable in variables if isinstance(variables, list) else ():
-        if isinstance(variable, Mapping) and str(variable.get("observability", "")).lower() in _UNOBSERVED:
+        if isinstance(variable, Mapping) and (variable.get("observed") is False or str(
+                variable.get("observability", "")).lower() in _UNOBSERVED):
             hidden.add(variable.get("name"))
     return hidden
 

@@ -4,7 +4,9 @@ A task (YAML, ``benchmark: llema``): ``name``; ``constraints``: texts
 ``<property> in [lo, hi]``, ``<property> >= x``, ``<= x``, ``< x``, ``> x``;
 ``composition``: ``requires_any`` (elements, one of which must be present),
 ``exclude`` (elements), ``earth_abundant`` and ``non_toxic`` (true/false);
-``objectives``: ``higher`` / ``lower`` (properties, higher or lower better); ``notes``.
+``objectives``: ``higher`` / ``lower`` (properties, higher or lower better);
+``stability_constraints``: constraints calculate_stability's copy adds (applied under
+``llema_literal = 2`` only); ``notes``.
 
 A submission (an attempt): JSON, a list of candidates or ``{"candidates": [...]}``;
 a candidate is ``{"formula": ..., "properties": {name: value}}`` (``property_values``
@@ -24,7 +26,9 @@ Per attempt, over its candidates with duplicates (same reduced composition,
 The constraint rules follow ``llema_literal`` (settings; docs/benchmarks.md): 0 every
 operator with calculate_validity's element lists; 1 calculate_validity's literal
 (``<`` and ``>`` never hold); 2 calculate_stability's (Sb, U, Th also toxic;
-earth-abundant read as its list of allowed elements).
+earth-abundant read as its list of allowed elements; the task's ``stability_constraints``
+too).  The energy above hull is read under any of ``EHULL_KEYS``; missing, or given but
+not a finite number (a reason listed), the candidate is not stable (and may be a hit).
 """
 from __future__ import annotations
 
@@ -135,10 +139,16 @@ def _candidates(text: str) -> list:
 
 
 def _properties(candidate: Mapping) -> dict:
+    """A candidate's properties by name, the energy above hull as ``energy_above_hull``
+    (the first of ``EHULL_KEYS`` given)."""
     found = {k: v for k, v in candidate.items() if k not in ("formula", "properties", "property_values")}
     for key in ("property_values", "properties"):
         if isinstance(candidate.get(key), Mapping):
             found.update(candidate[key])
+    if EHULL_KEYS[0] not in found:
+        alias = next((k for k in EHULL_KEYS[1:] if k in found), None)
+        if alias is not None:
+            found[EHULL_KEYS[0]] = found[alias]
     return found
 
 
@@ -155,6 +165,8 @@ def pareto_count(points: Sequence[Sequence[float]]) -> int:
 def score_attempt(task: Mapping, text: str, settings) -> tuple[dict, str | None]:
     """The columns of one attempt and its reasons (None when every candidate was read)."""
     rule = settings.llema_literal
+    constraints, names = (task["constraints"], task["properties"]) if rule != 2 else \
+        (task["constraints"] + task["stability_constraints"], task["stability_properties"])
     seen, reasons = set(), []
     n = duplicates = invalid = hits = stable = 0
     front = []
@@ -181,7 +193,7 @@ def score_attempt(task: Mapping, text: str, settings) -> tuple[dict, str | None]
         n += 1
         properties = _properties(candidate)
         values, bad = {}, []
-        for name in task["properties"]:
+        for name in names:
             raw = properties.get(name)
             value = _number(raw)
             if value is None:
@@ -190,10 +202,13 @@ def score_attempt(task: Mapping, text: str, settings) -> tuple[dict, str | None]
         if bad:
             invalid += 1
             reasons.append(f"{label}: {'; '.join(bad)}")
-        hit = not bad and all(holds(values[p], op, bound, rule) for p, op, bound in task["constraints"]) \
+        raw = properties.get(EHULL_KEYS[0])
+        ehull = _number(raw)
+        if ehull is None and raw is not None and EHULL_KEYS[0] not in names:
+            reasons.append(f"{label}: property {EHULL_KEYS[0]} is not a finite number (not stable)")
+        hit = not bad and all(holds(values[p], op, bound, rule) for p, op, bound in constraints) \
             and composition_ok(frozenset(composition), task["composition"], rule)
         hits += hit
-        ehull = next((_number(properties[k]) for k in EHULL_KEYS if k in properties), None)
         stable += hit and ehull is not None and ehull <= settings.llema_stable_ehull
         objectives = task["objectives"]
         point = [_number(properties.get(p)) for p, _ in objectives]
@@ -223,8 +238,10 @@ def _read_task(path: Path, root: Path, data: Mapping):
     objectives_spec = data.get("objectives") or {}
     objectives = tuple((p, 1.0) for p in objectives_spec.get("higher") or ()) + \
         tuple((p, -1.0) for p in objectives_spec.get("lower") or ())
+    extra = tuple(parse_constraint(c) for c in data.get("stability_constraints") or ())
     task = {"constraints": constraints, "composition": composition, "objectives": objectives,
-            "properties": tuple(dict.fromkeys(p for p, _, _ in constraints))}
+            "properties": tuple(dict.fromkeys(p for p, _, _ in constraints)), "stability_constraints": extra,
+            "stability_properties": tuple(dict.fromkeys(p for p, _, _ in constraints + extra))}
     return task_problem(path, root, benchmark=NAME, task=task, name=str(data.get("name") or path.stem),
                         description=str(data.get("notes") or ""), family=data.get("family"))
 

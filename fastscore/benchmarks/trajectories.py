@@ -26,7 +26,8 @@ between predicted and held-out positions, divided by V_w (inf when a prediction 
 finite); ``dp_pass``: ``dp_error < dp_error_threshold`` and explanation score >=
 ``dp_explanation_threshold``.  Per configuration: the geometric mean of ``dp_error``
 over the worlds' scored attempts (rows without an error, bad input, are left out;
-their failure counts in the pass rate), the pass rate and its pass@k.
+their failure counts in the pass rate; an error below ``ERROR_FLOOR`` counts as it),
+the pass rate and its pass@k.
 """
 from __future__ import annotations
 
@@ -46,8 +47,12 @@ COLUMNS = {"dp_error": pl.Float64, "dp_pass": pl.Boolean, "dp_submission": pl.Ut
            "explanation_score": pl.Float64}
 MINE = pl.col("domain") == NAME
 _SCORED = MINE & pl.col("dp_error").is_not_null() & ~pl.col("dp_error").is_nan()
+ERROR_FLOOR = 1e-12
+"""``dp_gmean_error`` counts an error below this as this: a perfect prediction's 0 does
+not make the geometric mean 0 (an infinite error makes it infinite)."""
 RATES = [("dp_pass", "DP pass", pl.col("dp_pass").filter(MINE).fill_null(False).mean(), True),
-         ("dp_gmean_error", "DP error (geo. mean)", pl.col("dp_error").filter(_SCORED).log().mean().exp(), False)]
+         ("dp_gmean_error", "DP error (geo. mean)",
+          pl.col("dp_error").filter(_SCORED).clip(lower_bound=ERROR_FLOOR).log().mean().exp(), False)]
 OUTCOMES = [("dp_pass", "DiscoverPhysics pass", "dp_pass")]
 
 _COMPONENTS = ("x", "y", "z")

@@ -15,7 +15,8 @@ Per attempt (score columns, ``numeric_columns``):
   whose scoring timed out, whose record was not read (``record_error``) or whose task
   is not in the problem set (``no_task``); false for a submission fastscore cannot parse,
   solve or evaluate (a validation error makes P and M wrong); ``m_num`` null for a task
-  without probes.
+  without probes; both null for a non-law benchmark's row (``fastscore.benchmarks``),
+  which ``published`` leaves out.
 
 ``harness_p_num`` / ``harness_m_num`` come from the records (``fastscore.sweeps.results.decide``).
 
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from fastscore.benchmarks import declared as _benchmarks
+
 __all__ = ["NUMERIC_RTOL", "numeric_columns", "published", "variant_class", "PUBLISHED_SCHEMA"]
 
 NUMERIC_RTOL = 1e-6
@@ -39,11 +42,13 @@ PUBLISHED_SCHEMA = {"config": pl.Utf8, "domain": pl.Utf8, "variant": pl.Utf8, "m
                     "missing": pl.UInt32, "rate": pl.Float64, "confirmed_lower_bound": pl.Float64,
                     "n_runs": pl.UInt32, "unique_tasks": pl.UInt32, "posthoc_runs": pl.UInt32}
 SOURCES = {"fastscore": ("p_num", "m_num"), "harness": ("harness_p_num", "harness_m_num")}
+_BENCHMARK_ROWS = pl.col("domain").is_in(list(_benchmarks.names())).fill_null(False)
+"""A non-law benchmark's rows (GRN, LLEMA, DiscoverPhysics): no law, so no P or M."""
 
 
 def numeric_columns(schema) -> list[pl.Expr]:
     """``p_num`` and ``m_num`` of every score row, from the columns ``schema`` has."""
-    unknown = ~pl.col("status").is_in(["ok", *_FAILED])
+    unknown = ~pl.col("status").is_in(["ok", *_FAILED]) | _BENCHMARK_ROWS
     if "record_error" in schema:
         unknown = unknown | pl.col("record_error").is_not_null()
     within = ((pl.col("id_max_rel_err") <= NUMERIC_RTOL) & (pl.col("ood_max_rel_err") <= NUMERIC_RTOL)).fill_null(False)
@@ -77,8 +82,9 @@ def published(scores: pl.DataFrame) -> pl.DataFrame:
     domain = pl.col("domain")
     if "results_domain" in scores.columns:
         domain = pl.coalesce(pl.col("domain"), pl.col("results_domain"))
-    base = scores.with_columns(domain.cast(pl.Utf8).alias("_domain"),
-                               variant_class(pl.col("n_mutations")).alias("_variant"))
+    base = scores.filter(~_BENCHMARK_ROWS) if "domain" in scores.columns else scores
+    base = base.with_columns(domain.cast(pl.Utf8).alias("_domain"),
+                             variant_class(pl.col("n_mutations")).alias("_variant"))
     frames = []
     for source, (p_column, m_column) in SOURCES.items():
         if p_column not in base.columns:

@@ -302,7 +302,8 @@ def _passk_section(document: _Document, directory: Path, out: Path) -> None:
     passk = pl.read_parquet(path) if path.is_file() else read_passk(directory / OUTPUT.scores)
     document.heading(2, "pass@k")
     document.text("Unbiased pass@k = 1 − C(n−c, k)/C(n, k) per task (n runs, c successes), averaged over "
-                  "tasks; undefined (left out) where a task has fewer than k runs. Table: `passk.parquet`.")
+                  "tasks; a configuration's pass@k is undefined (not drawn) at a k some task has fewer runs than. "
+                  "Table: `passk.parquet`.")
     if plot_passk(passk, out / PASSK_FIGURE):
         document.image(PASSK_FIGURE, "pass@k against k per configuration")
     else:
