@@ -23,6 +23,7 @@ import numpy as np
 
 from .evaluate import BLOCK, run_tape
 from .jit import kernel
+from .pairs import pair_program, run_rows, run_scalars
 
 MOTION_VARIABLES = ("x", "y", "z", "vx", "vy", "vz", "q", "m", "t", "dx", "dy", "dz", "r", "q_j", "m_j")
 N_FIXED = len(MOTION_VARIABLES)
@@ -39,11 +40,11 @@ def _run(ops, args, start, stop, X, n_points, stack, out, column):
 
 
 @kernel
-def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, acc):
-    """``acc``: each particle's own tapes, then its pairwise tapes summed over the other
-    particles in order, a block of a particle's pairs at a time: the block's read rows
-    filled in ``XP`` (its parameter rows are set once by ``integrate``), every pairwise
-    tape run on it, its results added in order.  ``posT``: scratch for the positions by component."""
+def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, stack, posT, program, S, W,
+                   acc):
+    """``acc``: each particle's own tapes, then its pairwise terms (the register program
+    ``program`` of ``pairs``, scalars ``S``, rows ``W``) summed over the other particles
+    in order, a block of pairs at a time.  ``posT``: scratch for the positions by component."""
     n = pos.shape[0]
     for i in range(n):
         for d in range(3):
@@ -60,86 +61,147 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
     for c in range(dim):
         if has[c]:
             _run(ops, args, starts[c], starts[c + 1], X, n, stack, acc, c)
-    pairs = False
-    for c in range(dim):
-        pairs = pairs or has[dim + c]
-    if not pairs or n < 2:
+    scalars, rows, results, columns = program
+    if results.size == 0 or n < 2:
         return
-    for d in range(dim):  # positions by component: the other particles' rows are contiguous
+    for d in range(dim):  # positions by component: the particles' rows are contiguous
         for k in range(n):
             posT[d, k] = pos[k, d]
-    for i in range(n):
-        for o0 in range(0, n - 1, BLOCK):  # the next block of i's pairs: others o0 .. o0 + nb - 1
-            nb = min(BLOCK, n - 1 - o0)
-            _pair_rows(i, o0, nb, dim, reads, X, posT, q, m, XP)
-            for c in range(dim):
-                if has[dim + c]:
-                    run_tape(ops, args, starts[dim + c], starts[dim + c + 1], XP, 0, nb, stack)
-                    total = acc[i, c]
-                    for b in range(nb):
-                        total += stack[0, b]
-                    acc[i, c] = total
+    for o0 in range(0, n, BLOCK):  # the pairs with particles o0 .. o0 + nb - 1, of each i in turn
+        nb = min(BLOCK, n - o0)
+        _other_rows(o0, nb, reads, q, m, W)
+        for i in range(n):
+            run_scalars(scalars, S, X, i)
+            _pair_rows(i, o0, nb, dim, reads, posT, W)
+            run_rows(rows, S, W, nb)
+            _add_pairs(i - o0, nb, results, columns, W, acc[i])
 
 
 @kernel
-def _pair_rows(i, o0, nb, dim, reads, X, posT, q, m, XP):
-    """Fill the read rows of ``XP`` for particle ``i``'s pairs with the others ``o0 ..
-    o0 + nb - 1`` (other ``o`` is particle ``o`` below ``i``, ``o + 1`` from it on): two
-    contiguous runs of particles, before and after ``i``; the values are those of the
-    formulas of the module doc (``r``: the squares of the components added in order)."""
-    cut = min(max(i - o0, 0), nb)  # b < cut: particle o0 + b; from cut on: particle o0 + b + 1
-    for row in range(9):
-        if reads[row]:
-            value = X[row, i]
-            for b in range(nb):
-                XP[row, b] = value
-    for d in range(3):
-        if reads[9 + d]:
-            if d < dim:
-                here = posT[d, i]
-                for b in range(cut):
-                    XP[9 + d, b] = posT[d, o0 + b] - here
-                for b in range(cut, nb):
-                    XP[9 + d, b] = posT[d, o0 + b + 1] - here
-            else:
-                for b in range(nb):
-                    XP[9 + d, b] = 0.0
-    if reads[12]:
-        for b in range(nb):
-            XP[12, b] = 0.0
-        for d in range(dim):
-            here = posT[d, i]
-            for b in range(cut):
-                delta = posT[d, o0 + b] - here
-                XP[12, b] += delta * delta
-            for b in range(cut, nb):
-                delta = posT[d, o0 + b + 1] - here
-                XP[12, b] += delta * delta
-        for b in range(nb):
-            XP[12, b] = np.sqrt(XP[12, b])
+def _other_rows(o0, nb, reads, q, m, W):
+    """Fill the pair rows ``q_j, m_j`` (``W[4:6]``, if read) with particles ``o0 .. o0 + nb - 1``."""
     if reads[13]:
-        for b in range(cut):
-            XP[13, b] = q[o0 + b]
-        for b in range(cut, nb):
-            XP[13, b] = q[o0 + b + 1]
+        row = W[4]
+        for b in range(nb):
+            row[b] = q[o0 + b]
     if reads[14]:
-        for b in range(cut):
-            XP[14, b] = m[o0 + b]
-        for b in range(cut, nb):
-            XP[14, b] = m[o0 + b + 1]
+        row = W[5]
+        for b in range(nb):
+            row[b] = m[o0 + b]
 
 
 @kernel
+def _pair_rows(i, o0, nb, dim, reads, posT, W):
+    """Fill the pair rows ``dx, dy, dz, r`` (``W[0:4]``) for particle ``i`` with particles
+    ``o0 .. o0 + nb - 1``, values of the formulas of the module doc (``r``: the root of
+    0 plus the squares of the components in order); the pair of ``i`` with itself is
+    filled too (``dx = r = 0``) and left out of the sums.  When ``r`` is read, the
+    components below ``dim`` are filled with it; ``dz`` of a 2-D world (``dy, dz`` of 1-D) is 0."""
+    for d in range(dim, 3):
+        if reads[9 + d]:
+            row = W[d]
+            for b in range(nb):
+                row[b] = 0.0
+    if not reads[12]:
+        for d in range(dim):
+            if reads[9 + d]:
+                here, others, row = posT[d, i], posT[d, o0:o0 + nb], W[d]
+                for b in range(nb):
+                    row[b] = others[b] - here
+        return
+    h0 = posT[0, i]
+    x0, d0, r = posT[0, o0:o0 + nb], W[0], W[3]
+    if dim == 1:
+        for b in range(nb):
+            dx = x0[b] - h0
+            d0[b] = dx
+            r[b] = np.sqrt(0.0 + dx * dx)
+        return
+    h1 = posT[1, i]
+    x1, d1 = posT[1, o0:o0 + nb], W[1]
+    if dim == 2:
+        for b in range(nb):
+            dx = x0[b] - h0
+            dy = x1[b] - h1
+            d0[b] = dx
+            d1[b] = dy
+            r[b] = np.sqrt(0.0 + dx * dx + dy * dy)
+        return
+    h2 = posT[2, i]
+    x2, d2 = posT[2, o0:o0 + nb], W[2]
+    for b in range(nb):
+        dx = x0[b] - h0
+        dy = x1[b] - h1
+        dz = x2[b] - h2
+        d0[b] = dx
+        d1[b] = dy
+        d2[b] = dz
+        r[b] = np.sqrt(0.0 + dx * dx + dy * dy + dz * dz)
+
+
+@kernel
+def _add_pairs(own, nb, results, columns, W, acc):
+    """``acc[columns[k]] +=`` the values of row ``results[k]`` of ``W``, one pair after the
+    other, skipping column ``own`` (the particle itself); the components' sums run side
+    by side (independent chains of additions, each in the order of the pairs)."""
+    k = results.size
+    cut = min(max(own, 0), nb)
+    rest = min(max(own + 1, 0), nb)
+    if k == 1:
+        x = W[results[0]]
+        t0 = acc[columns[0]]
+        for b in range(cut):
+            t0 += x[b]
+        for b in range(rest, nb):
+            t0 += x[b]
+        acc[columns[0]] = t0
+    elif k == 2:
+        x, y = W[results[0]], W[results[1]]
+        t0, t1 = acc[columns[0]], acc[columns[1]]
+        for b in range(cut):
+            t0 += x[b]
+            t1 += y[b]
+        for b in range(rest, nb):
+            t0 += x[b]
+            t1 += y[b]
+        acc[columns[0]] = t0
+        acc[columns[1]] = t1
+    else:
+        x, y, z = W[results[0]], W[results[1]], W[results[2]]
+        t0, t1, t2 = acc[columns[0]], acc[columns[1]], acc[columns[2]]
+        for b in range(cut):
+            t0 += x[b]
+            t1 += y[b]
+            t2 += z[b]
+        for b in range(rest, nb):
+            t0 += x[b]
+            t1 += y[b]
+            t2 += z[b]
+        acc[columns[0]] = t0
+        acc[columns[1]] = t1
+        acc[columns[2]] = t2
+
+
 def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method, out):
     """Integrate from ``(pos0, vel0)`` at ``t0``; write positions at ``times`` to ``out``
-    (module doc).  ``method`` 0: RK4, 1: velocity Verlet."""
+    (module doc).  ``method`` 0: RK4, 1: velocity Verlet.  The pairwise tapes are read
+    into one register program first (``pairs.pair_program``)."""
+    tapes = [dim + c for c in range(dim) if has[dim + c]]
+    program = pair_program(ops, args, starts, tapes)
+    columns = np.array([t - dim for t in tapes], dtype=np.int64)
+    _integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method,
+               (program.scalars, program.rows, program.results, columns), program.constants, program.n_rows, out)
+
+
+@kernel
+def _integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method,
+               program, constants, n_rows, out):
+    """``integrate`` once the pair program is made: ``constants`` the initial scalar
+    registers, ``n_rows`` the rows of the register block ``W``."""
     n = pos0.shape[0]
-    n_rows = N_FIXED + params.size
-    X = np.zeros((n_rows, max(n, 1)))
-    XP = np.zeros((n_rows, BLOCK))
-    for k in range(params.size):
-        for b in range(BLOCK):
-            XP[N_FIXED + k, b] = params[k]
+    X = np.zeros((N_FIXED + params.size, max(n, 1)))
+    S = constants.copy()
+    W = np.zeros((n_rows, BLOCK))
     stack = np.empty((depth + 1, BLOCK))
     posT = np.empty((dim, max(n, 1)))
     pos, vel = pos0.copy(), vel0.copy()
@@ -156,37 +218,40 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
         for step in range(substeps):
             t = start + step * h
             if method == 0:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, stack, posT,
+                               program, S, W, a1)
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * vel[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a1[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               posT, a2)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, stack,
+                               posT, program, S, W, a2)
                 v2 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + 0.5 * h * v2[i, d]
                         v[i, d] = vel[i, d] + 0.5 * h * a2[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, XP, stack,
-                               posT, a3)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + 0.5 * h, params, X, stack,
+                               posT, program, S, W, a3)
                 v3 = v.copy()
                 for i in range(n):
                     for d in range(dim):
                         p[i, d] = pos[i, d] + h * v3[i, d]
                         v[i, d] = vel[i, d] + h * a3[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, XP, stack, posT, a4)
+                _accelerations(ops, args, starts, has, reads, dim, p, v, q, m, t + h, params, X, stack, posT,
+                               program, S, W, a4)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h / 6.0 * (vel[i, d] + 2.0 * v2[i, d] + 2.0 * v3[i, d] + v[i, d])
                         vel[i, d] += h / 6.0 * (a1[i, d] + 2.0 * a2[i, d] + 2.0 * a3[i, d] + a4[i, d])
             else:
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, XP, stack, posT, a1)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params, X, stack, posT,
+                               program, S, W, a1)
                 for i in range(n):
                     for d in range(dim):
                         pos[i, d] += h * vel[i, d] + 0.5 * h * h * a1[i, d]
-                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t + h, params, X, XP, stack,
-                               posT, a2)
+                _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t + h, params, X, stack,
+                               posT, program, S, W, a2)
                 for i in range(n):
                     for d in range(dim):
                         vel[i, d] += 0.5 * h * (a1[i, d] + a2[i, d])
