@@ -61,7 +61,7 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
     for c in range(dim):
         if has[c]:
             _run(ops, args, starts[c], starts[c + 1], X, n, stack, acc, c)
-    scalars, rows, results, columns = program
+    loads, scalars, rows, results, columns = program
     if results.size == 0 or n < 2:
         return
     for d in range(dim):  # positions by component: the particles' rows are contiguous
@@ -71,23 +71,21 @@ def _accelerations(ops, args, starts, has, reads, dim, pos, vel, q, m, t, params
         nb = min(BLOCK, n - o0)
         _other_rows(o0, nb, reads, q, m, W)
         for i in range(n):
-            run_scalars(scalars, S, X, i)
+            run_scalars(loads, scalars, S, X, i)
             _pair_rows(i, o0, nb, dim, reads, posT, W)
             run_rows(rows, S, W, nb)
-            _add_pairs(i - o0, nb, results, columns, W, acc[i])
+            _add_pairs(i, i - o0, nb, results, columns, W, acc)
 
 
 @kernel
 def _other_rows(o0, nb, reads, q, m, W):
     """Fill the pair rows ``q_j, m_j`` (``W[4:6]``, if read) with particles ``o0 .. o0 + nb - 1``."""
     if reads[13]:
-        row = W[4]
         for b in range(nb):
-            row[b] = q[o0 + b]
+            W[4, b] = q[o0 + b]
     if reads[14]:
-        row = W[5]
         for b in range(nb):
-            row[b] = m[o0 + b]
+            W[5, b] = m[o0 + b]
 
 
 @kernel
@@ -96,90 +94,85 @@ def _pair_rows(i, o0, nb, dim, reads, posT, W):
     ``o0 .. o0 + nb - 1``, values of the formulas of the module doc (``r``: the root of
     0 plus the squares of the components in order); the pair of ``i`` with itself is
     filled too (``dx = r = 0``) and left out of the sums.  When ``r`` is read, the
-    components below ``dim`` are filled with it; ``dz`` of a 2-D world (``dy, dz`` of 1-D) is 0."""
+    components below ``dim`` are filled with it; ``dz`` of a 2-D world (``dy, dz`` of 1-D)
+    is 0.  The loops index the arrays themselves (no views: see ``pairs.run_rows``)."""
     for d in range(dim, 3):
         if reads[9 + d]:
-            row = W[d]
             for b in range(nb):
-                row[b] = 0.0
+                W[d, b] = 0.0
     if not reads[12]:
         for d in range(dim):
             if reads[9 + d]:
-                here, others, row = posT[d, i], posT[d, o0:o0 + nb], W[d]
+                here = posT[d, i]
                 for b in range(nb):
-                    row[b] = others[b] - here
-        return
-    h0 = posT[0, i]
-    x0, d0, r = posT[0, o0:o0 + nb], W[0], W[3]
-    if dim == 1:
+                    W[d, b] = posT[d, o0 + b] - here
+    elif dim == 1:
+        h0 = posT[0, i]
         for b in range(nb):
-            dx = x0[b] - h0
-            d0[b] = dx
-            r[b] = np.sqrt(0.0 + dx * dx)
-        return
-    h1 = posT[1, i]
-    x1, d1 = posT[1, o0:o0 + nb], W[1]
-    if dim == 2:
+            dx = posT[0, o0 + b] - h0
+            W[0, b] = dx
+            W[3, b] = np.sqrt(0.0 + dx * dx)
+    elif dim == 2:
+        h0, h1 = posT[0, i], posT[1, i]
         for b in range(nb):
-            dx = x0[b] - h0
-            dy = x1[b] - h1
-            d0[b] = dx
-            d1[b] = dy
-            r[b] = np.sqrt(0.0 + dx * dx + dy * dy)
-        return
-    h2 = posT[2, i]
-    x2, d2 = posT[2, o0:o0 + nb], W[2]
-    for b in range(nb):
-        dx = x0[b] - h0
-        dy = x1[b] - h1
-        dz = x2[b] - h2
-        d0[b] = dx
-        d1[b] = dy
-        d2[b] = dz
-        r[b] = np.sqrt(0.0 + dx * dx + dy * dy + dz * dz)
+            dx = posT[0, o0 + b] - h0
+            dy = posT[1, o0 + b] - h1
+            W[0, b] = dx
+            W[1, b] = dy
+            W[3, b] = np.sqrt(0.0 + dx * dx + dy * dy)
+    else:
+        h0, h1, h2 = posT[0, i], posT[1, i], posT[2, i]
+        for b in range(nb):
+            dx = posT[0, o0 + b] - h0
+            dy = posT[1, o0 + b] - h1
+            dz = posT[2, o0 + b] - h2
+            W[0, b] = dx
+            W[1, b] = dy
+            W[2, b] = dz
+            W[3, b] = np.sqrt(0.0 + dx * dx + dy * dy + dz * dz)
 
 
 @kernel
-def _add_pairs(own, nb, results, columns, W, acc):
-    """``acc[columns[k]] +=`` the values of row ``results[k]`` of ``W``, one pair after the
-    other, skipping column ``own`` (the particle itself); the components' sums run side
-    by side (independent chains of additions, each in the order of the pairs)."""
+def _add_pairs(i, own, nb, results, columns, W, acc):
+    """``acc[i, columns[k]] +=`` the values of row ``results[k]`` of ``W``, one pair after
+    the other, skipping column ``own`` (particle ``i`` itself); the components' sums run
+    side by side (independent chains of additions, each in the order of the pairs)."""
     k = results.size
     cut = min(max(own, 0), nb)
     rest = min(max(own + 1, 0), nb)
     if k == 1:
-        x = W[results[0]]
-        t0 = acc[columns[0]]
+        x = results[0]
+        t0 = acc[i, columns[0]]
         for b in range(cut):
-            t0 += x[b]
+            t0 += W[x, b]
         for b in range(rest, nb):
-            t0 += x[b]
-        acc[columns[0]] = t0
+            t0 += W[x, b]
+        acc[i, columns[0]] = t0
     elif k == 2:
-        x, y = W[results[0]], W[results[1]]
-        t0, t1 = acc[columns[0]], acc[columns[1]]
+        x, y = results[0], results[1]
+        t0, t1 = acc[i, columns[0]], acc[i, columns[1]]
         for b in range(cut):
-            t0 += x[b]
-            t1 += y[b]
+            t0 += W[x, b]
+            t1 += W[y, b]
         for b in range(rest, nb):
-            t0 += x[b]
-            t1 += y[b]
-        acc[columns[0]] = t0
-        acc[columns[1]] = t1
+            t0 += W[x, b]
+            t1 += W[y, b]
+        acc[i, columns[0]] = t0
+        acc[i, columns[1]] = t1
     else:
-        x, y, z = W[results[0]], W[results[1]], W[results[2]]
-        t0, t1, t2 = acc[columns[0]], acc[columns[1]], acc[columns[2]]
+        x, y, z = results[0], results[1], results[2]
+        t0, t1, t2 = acc[i, columns[0]], acc[i, columns[1]], acc[i, columns[2]]
         for b in range(cut):
-            t0 += x[b]
-            t1 += y[b]
-            t2 += z[b]
+            t0 += W[x, b]
+            t1 += W[y, b]
+            t2 += W[z, b]
         for b in range(rest, nb):
-            t0 += x[b]
-            t1 += y[b]
-            t2 += z[b]
-        acc[columns[0]] = t0
-        acc[columns[1]] = t1
-        acc[columns[2]] = t2
+            t0 += W[x, b]
+            t1 += W[y, b]
+            t2 += W[z, b]
+        acc[i, columns[0]] = t0
+        acc[i, columns[1]] = t1
+        acc[i, columns[2]] = t2
 
 
 def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method, out):
@@ -190,7 +183,8 @@ def integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, param
     program = pair_program(ops, args, starts, tapes)
     columns = np.array([t - dim for t in tapes], dtype=np.int64)
     _integrate(ops, args, starts, depth, has, reads, dim, pos0, vel0, q, m, params, t0, times, substeps, method,
-               (program.scalars, program.rows, program.results, columns), program.constants, program.n_rows, out)
+               (program.loads, program.scalars, program.rows, program.results, columns), program.constants,
+               program.n_rows, out)
 
 
 @kernel

@@ -19,10 +19,9 @@ operation), so every result is bit for bit the tape's: only where and how often 
 computed changes.  Scalars are computed by the very loops of the rows, on one column.
 
 A program is an int64 array of instructions ``(code, mode, dst, a, b, n)``: ``code`` an
-opcode of ``opcodes`` (``PUSH_VAR``: load ``X[a, i]`` into scalar ``dst``;
-``PUSH_CONST``: fill row ``dst`` with scalar ``a``; ``ADD .. ATAN2``: binary;
-``POWI .. SIGN``: unary of ``a``, ``n`` the power of ``POWI``), ``mode`` whether ``a``
-and ``b`` are rows or scalars (``RR``, ``RS``, ``SR``).  The last row of ``W`` and of
+opcode of ``opcodes`` (``PUSH_CONST``: fill row ``dst`` with scalar ``a``; ``ADD ..
+ATAN2``: binary; ``POWI .. SIGN``: unary of ``a``, ``n`` the power of ``POWI``), ``mode``
+whether ``a`` and ``b`` are rows or scalars (``RR``, ``RS``, ``SR``).  The last row of ``W`` and of
 ``S`` is scratch (``POWI``).
 """
 
@@ -52,10 +51,12 @@ _OF_CONSTANT = {op.ADD_C: (op.ADD, False), op.MUL_C: (op.MUL, False), op.DIV_C: 
 
 
 class PairProgram(NamedTuple):
-    """``scalars``/``rows``: the instructions run once per particle / per block of pairs;
-    ``constants``: the initial scalar registers (scratch and loaded ones 0);
+    """``loads``: (scalar register, row of ``X``) loaded once per particle; ``scalars``/``rows``:
+    the instructions run once per particle / per block of pairs; ``constants``: the
+    initial scalar registers (scratch and loaded ones 0);
     ``results``: per tape, the row of ``W`` holding its values; ``n_rows``: rows of ``W``."""
 
+    loads: np.ndarray
     scalars: np.ndarray
     rows: np.ndarray
     constants: np.ndarray
@@ -125,14 +126,14 @@ def _allocate(keys: list[tuple], scalar: list[bool], results: list[int]) -> Pair
                 todo += [o for o in keys[v][2:] if o >= 0]
     order = sorted(needed)
     S: dict[int, int] = {}  # scalar value -> its register
-    constants, scalars, rows = [], [], []
+    constants, loads, scalars, rows = [], [], [], []
     for v in order:
         if scalar[v]:
             S[v] = len(constants)
             key = keys[v]
             constants.append(key[2] if key[0] == "c" else 0.0)
             if key[0] == "x":
-                scalars.append((op.PUSH_VAR, RR, S[v], key[1], -1, 0))
+                loads.append((S[v], key[1]))
             elif key[0] != "c":
                 code, n, a, b = key
                 scalars.append((code, RR, S[v], S[a], S[b] if b >= 0 else -1, n))
@@ -174,118 +175,109 @@ def _allocate(keys: list[tuple], scalar: list[bool], results: list[int]) -> Pair
                 rows.append((op.PUSH_CONST, RR, W[v], S[v], -1, 0))
         out.append(W[v])
     constants.append(0.0)  # scratch
-    return PairProgram(np.array(scalars, dtype=np.int64).reshape(-1, 6), np.array(rows, dtype=np.int64).reshape(-1, 6),
+    return PairProgram(np.array(loads, dtype=np.int64).reshape(-1, 2), np.array(scalars, dtype=np.int64).reshape(-1, 6),
+                       np.array(rows, dtype=np.int64).reshape(-1, 6),
                        np.array(constants, dtype=np.float64).reshape(-1, 1), np.array(out, dtype=np.int64), n_rows + 1)
 
 
 @kernel
-def run_scalars(program, S, X, i):
-    """Run the scalar instructions on ``S`` (one column) for particle ``i`` of ``X``."""
-    for k in range(program.shape[0]):
-        code = program[k, 0]
-        if code == op.PUSH_VAR:
-            S[program[k, 2], 0] = X[program[k, 3], i]
-        else:
-            run_op(code, RR, program[k, 2], program[k, 3], program[k, 4], program[k, 5], S, S, 1)
+def run_scalars(loads, program, S, X, i):
+    """Load particle ``i``'s rows of ``X`` into ``S`` (one column), then run the scalar
+    instructions on it."""
+    for k in range(loads.shape[0]):
+        S[loads[k, 0], 0] = X[loads[k, 1], i]
+    run_rows(program, S, S, 1)
 
 
 @kernel
 def run_rows(program, S, W, nb):
-    """Run the row instructions on the first ``nb`` columns of ``W``."""
+    """Run the instructions of ``program`` on the first ``nb`` columns of ``W``, scalars
+    ``S[:, 0]``.  One function, whose loops index ``W`` itself: a call, or a view per
+    operand, would cost more than a short row's arithmetic."""
     for k in range(program.shape[0]):
-        run_op(program[k, 0], program[k, 1], program[k, 2], program[k, 3], program[k, 4], program[k, 5], S, W, nb)
-
-
-@kernel
-def run_op(code, mode, dst, a, b, n, S, W, nb):
-    """One instruction (module doc) on ``W[:, :nb]``, scalars ``S[:, 0]``."""
-    r = W[dst]
-    if code == op.PUSH_CONST:
-        value = S[a, 0]
-        for i in range(nb):
-            r[i] = value
-    elif code <= op.ATAN2:
-        if mode == RR:
-            _binary(code, r, W[a], W[b], nb)
-        elif mode == RS:
-            _binary_rs(code, r, W[a], S[b, 0], nb)
-        else:
-            _binary_sr(code, r, S[a, 0], W[b], nb)
-    else:
-        if dst != a:
-            x = W[a]
+        code, mode, dst, a, b, n = program[k, 0], program[k, 1], program[k, 2], program[k, 3], program[k, 4], \
+            program[k, 5]
+        if code <= op.ATAN2 and mode == RR:
+            if code == op.ADD:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] + W[b, i]
+            elif code == op.SUB:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] - W[b, i]
+            elif code == op.MUL:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] * W[b, i]
+            elif code == op.DIV:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] / W[b, i]
+            elif code == op.POW:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] ** W[b, i]
+            else:
+                for i in range(nb):
+                    W[dst, i] = math.atan2(W[a, i], W[b, i])
+        elif code <= op.ATAN2 and mode == RS:
+            s = S[b, 0]
+            if code == op.ADD:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] + s
+            elif code == op.SUB:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] - s
+            elif code == op.MUL:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] * s
+            elif code == op.DIV:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] / s
+            elif code == op.POW:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] ** s
+            else:
+                for i in range(nb):
+                    W[dst, i] = math.atan2(W[a, i], s)
+        elif code <= op.ATAN2:
+            s = S[a, 0]
+            if code == op.ADD:
+                for i in range(nb):
+                    W[dst, i] = s + W[b, i]
+            elif code == op.SUB:
+                for i in range(nb):
+                    W[dst, i] = s - W[b, i]
+            elif code == op.MUL:
+                for i in range(nb):
+                    W[dst, i] = s * W[b, i]
+            elif code == op.DIV:
+                for i in range(nb):
+                    W[dst, i] = s / W[b, i]
+            elif code == op.POW:
+                for i in range(nb):
+                    W[dst, i] = s ** W[b, i]
+            else:
+                for i in range(nb):
+                    W[dst, i] = math.atan2(s, W[b, i])
+        elif code == op.PUSH_CONST:
+            s = S[a, 0]
             for i in range(nb):
-                r[i] = x[i]
-        if code == op.POWI:
-            _powi(r, W[W.shape[0] - 1], n, nb)
-        else:
-            _unary(code, 0.0, W, dst, nb)
-
-
-@kernel
-def _binary(code, r, x, y, nb):
-    """``r = x op y`` on rows, as ``evaluate.step``'s binary instructions."""
-    if code == op.ADD:
-        for i in range(nb):
-            r[i] = x[i] + y[i]
-    elif code == op.SUB:
-        for i in range(nb):
-            r[i] = x[i] - y[i]
-    elif code == op.MUL:
-        for i in range(nb):
-            r[i] = x[i] * y[i]
-    elif code == op.DIV:
-        for i in range(nb):
-            r[i] = x[i] / y[i]
-    elif code == op.POW:
-        for i in range(nb):
-            r[i] = x[i] ** y[i]
-    else:
-        for i in range(nb):
-            r[i] = math.atan2(x[i], y[i])
-
-
-@kernel
-def _binary_rs(code, r, x, s, nb):
-    """``r = x op s``: a row and a scalar."""
-    if code == op.ADD:
-        for i in range(nb):
-            r[i] = x[i] + s
-    elif code == op.SUB:
-        for i in range(nb):
-            r[i] = x[i] - s
-    elif code == op.MUL:
-        for i in range(nb):
-            r[i] = x[i] * s
-    elif code == op.DIV:
-        for i in range(nb):
-            r[i] = x[i] / s
-    elif code == op.POW:
-        for i in range(nb):
-            r[i] = x[i] ** s
-    else:
-        for i in range(nb):
-            r[i] = math.atan2(x[i], s)
-
-
-@kernel
-def _binary_sr(code, r, s, y, nb):
-    """``r = s op y``: a scalar and a row."""
-    if code == op.ADD:
-        for i in range(nb):
-            r[i] = s + y[i]
-    elif code == op.SUB:
-        for i in range(nb):
-            r[i] = s - y[i]
-    elif code == op.MUL:
-        for i in range(nb):
-            r[i] = s * y[i]
-    elif code == op.DIV:
-        for i in range(nb):
-            r[i] = s / y[i]
-    elif code == op.POW:
-        for i in range(nb):
-            r[i] = s ** y[i]
-    else:
-        for i in range(nb):
-            r[i] = math.atan2(s, y[i])
+                W[dst, i] = s
+        elif code == op.NEG:
+            for i in range(nb):
+                W[dst, i] = -W[a, i]
+        elif code == op.SQRT:
+            for i in range(nb):
+                W[dst, i] = math.sqrt(W[a, i])
+        elif code == op.POWI and (n == 2 or n == 3):
+            if n == 2:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] * W[a, i]
+            else:
+                for i in range(nb):
+                    W[dst, i] = W[a, i] * W[a, i] * W[a, i]
+        else:  # the other unary instructions: in place, by ``evaluate``'s own loops
+            if dst != a:
+                for i in range(nb):
+                    W[dst, i] = W[a, i]
+            if code == op.POWI:
+                _powi(W[dst], W[W.shape[0] - 1], n, nb)
+            else:
+                _unary(code, 0.0, W, dst, nb)

@@ -42,7 +42,7 @@ def _run(program, X: np.ndarray) -> list[np.ndarray]:
     S = program.constants.copy()
     W = np.full((program.n_rows, BLOCK), np.nan)
     W[:N_PAIR, :nb] = X[FIRST_PAIR:FIRST_PAIR + N_PAIR]
-    run_scalars(program.scalars, S, X, 0)
+    run_scalars(program.loads, program.scalars, S, X, 0)
     run_rows(program.rows, S, W, nb)
     return [W[row, :nb].copy() for row in program.results]
 
@@ -84,7 +84,7 @@ def test_shared_parts_of_the_components_are_computed_once():
     assert _codes(program).count(op.POWI) == 1
     assert _codes(program).count(op.DIV) == 2
     assert len(program.rows) == 6 + 4
-    assert [code for code in program.scalars[:, 0].tolist() if code != op.PUSH_VAR] == [op.MUL]
+    assert program.scalars[:, 0].tolist() == [op.MUL]
     assert sum(len(t.ops) for t in tapes) == 18
 
 
