@@ -197,7 +197,11 @@ def run_rows(program, S, W, nb):
     for k in range(program.shape[0]):
         code, mode, dst, a, b, n = program[k, 0], program[k, 1], program[k, 2], program[k, 3], program[k, 4], \
             program[k, 5]
-        if code <= op.ATAN2 and mode == RR:
+        if code == op.PUSH_CONST:
+            s = S[a, 0]
+            for i in range(nb):
+                W[dst, i] = s
+        elif code <= op.ATAN2 and mode == RR:
             if code == op.ADD:
                 for i in range(nb):
                     W[dst, i] = W[a, i] + W[b, i]
@@ -256,10 +260,6 @@ def run_rows(program, S, W, nb):
             else:
                 for i in range(nb):
                     W[dst, i] = math.atan2(s, W[b, i])
-        elif code == op.PUSH_CONST:
-            s = S[a, 0]
-            for i in range(nb):
-                W[dst, i] = s
         elif code == op.NEG:
             for i in range(nb):
                 W[dst, i] = -W[a, i]
