@@ -9,9 +9,14 @@ Every tape reads the rows of ``MOTION_VARIABLES`` then the law's parameters:
   ``j``: the same rows of ``i`` plus ``dx, dy, dz`` (``x_j - x_i``, ...), ``r`` (their
   distance), ``q_j`` and ``m_j``.
 A component without a tape contributes 0 (``has``); ``reads`` marks the rows the
-pairwise tapes read (the others are not filled per pair).  The pairs are evaluated a
-block (``BLOCK``) at a time, every pairwise tape on each block, so the pair rows stay
-in cache; each particle's pair terms are added in the order of the other particles.  The state at each time of
+pairwise tapes read (the others are not filled per pair).  The pairwise tapes are run as
+one register program (``pairs``: what is the same for all of a particle's pairs computed
+once per particle, what the components share once), a block (``BLOCK``) of particles
+``j`` at a time, each particle ``i`` in turn; the block holds ``i`` itself too (its
+values are computed and left out), so ``q_j, m_j`` are filled once per block.  Each
+particle's pair terms are added in the order of the other particles (blocks in order),
+the components' sums side by side: the same additions as one tape after the other, so
+the results are bit for bit those of evaluating each tape on each pair.  The state at each time of
 ``times`` is written to ``out`` (particles, times, dim); the step is the interval to
 the next time divided by ``substeps``.  Velocity Verlet reads the velocity of the
 step's start in its second acceleration (exact when the law does not read velocities).
