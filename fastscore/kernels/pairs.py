@@ -16,7 +16,10 @@ integration, into one program over values:
 Each value is made by the same IEEE operation on the same operands in the same order
 as in its tape (``x - c`` stays ``x - c``; fused tape instructions are unfused into that
 operation), so every result is bit for bit the tape's: only where and how often it is
-computed changes.  Scalars are computed by the very loops of the rows, on one column.
+computed changes.  Scalars are computed by the very loops of the rows, on one column (a
+library function such as ``exp`` is the same call in a loop as alone: Numba vectorises
+no such loop with another library unless SVML is installed, which it is not here;
+``tests/kernels/test_pairs.py`` checks scalars of every kind against ``evaluate``).
 
 A program is an int64 array of instructions ``(code, mode, dst, a, b, n)``: ``code`` an
 opcode of ``opcodes`` (``PUSH_CONST``: fill row ``dst`` with scalar ``a``; ``ADD ..
