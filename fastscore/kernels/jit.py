@@ -59,7 +59,7 @@ def kernel(function):
     return compiled
 
 
-ON_FIRST_USE = frozenset({"motion"})
+ON_FIRST_USE = frozenset({"motion", "pairs"})
 """Kernel modules that one benchmark alone uses (the trajectories' integrators): compiled
 on that benchmark's first use, not by ``fastscore.tapes.warm.warm_up``, so not part of the
 scorer's cold start that ``cache_is_cold`` reports."""
