@@ -5,11 +5,14 @@ problem's ``family``), ``difficulty``, ``dim`` (1-3), ``variance`` (the referenc
 variance V_w), ``particles`` (``mass``, ``charge``: one number per particle),
 ``initial`` (``time``, ``positions``, ``velocities``), ``times`` (the held-out times,
 increasing, after the initial time) and ``heldout`` (positions, shape particles x
-times x dim).
+times x dim).  A held-out position may be missing (``null`` or NaN in every coordinate):
+that particle-time pair is not evaluated (a position missing in some coordinates only,
+or no pair left to evaluate, is a load error).
 
 A submission (an attempt) is one of
 - predicted positions: JSON ``{"trajectories": [...]}`` (or the bare nested list) of
-  shape particles x times x dim, every value finite;
+  shape particles x times x dim, every value finite at the evaluated pairs (any value,
+  ``null`` included, where the held-out position is missing);
 - a law of motion: JSON ``{"acceleration": {"x": ..., "y": ...}, "pairwise": {...},
   "parameters": {name: number}}``, or text lines ``ax = ...``, ``pair_ax = ...``:
   formulas in fastscore's grammar (``fastscore.text.parse``) of the particle's ``x, y, z,
@@ -21,7 +24,7 @@ A submission (an attempt) is one of
   by ``fastscore.kernels.motion``.
 The explanation score is the sweep's numeric column ``explanation_score`` (null: no pass).
 
-Per attempt: ``dp_error`` = mean over the particle-time pairs of the squared distance
+Per attempt: ``dp_error`` = mean over the evaluated particle-time pairs of the squared distance
 between predicted and held-out positions, divided by V_w (inf when a prediction is not
 finite); ``dp_pass``: ``dp_error < dp_error_threshold`` and explanation score >=
 ``dp_explanation_threshold``.  Per configuration: the geometric mean of ``dp_error``
@@ -60,7 +63,7 @@ _LINE = re.compile(r"^\s*(pair_)?a([xyz])\s*=\s*(.+)$", re.S)
 MAX_TEXT = 1 << 22
 
 
-def _array(value, shape: tuple, what: str) -> np.ndarray:
+def _array(value, shape: tuple, what: str, evaluated: np.ndarray | None = None) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -68,14 +71,19 @@ def _array(value, shape: tuple, what: str) -> np.ndarray:
     if array.shape != shape:
         raise BadInput(f"{what}: shape {array.shape}, expected {shape} (particles, times, dim)"
                        if len(shape) == 3 else f"{what}: shape {array.shape}, expected {shape}")
-    if not np.isfinite(array).all():
-        raise BadInput(f"{what}: holds a value that is not finite")
+    finite = np.isfinite(array)
+    if not (finite.all() if evaluated is None else finite[evaluated].all()):
+        raise BadInput(f"{what}: holds a value that is not finite" + ("" if evaluated is None else
+                                                                          " at an evaluated particle-time pair"))
     return array
 
 
-def normalised_error(predicted: np.ndarray, heldout: np.ndarray, variance: float) -> float:
-    """Mean over particle-time pairs of the squared distance, over V_w (inf if not finite)."""
-    error = float(np.mean(np.sum((predicted - heldout) ** 2, axis=-1)) / variance)
+def normalised_error(predicted: np.ndarray, heldout: np.ndarray, variance: float,
+                     evaluated: np.ndarray | None = None) -> float:
+    """Mean over the particle-time pairs (those ``evaluated`` marks, when given) of the
+    squared distance, over V_w (inf if not finite)."""
+    distances = np.sum((predicted - heldout) ** 2, axis=-1)
+    error = float(np.mean(distances if evaluated is None else distances[evaluated]) / variance)
     return error if math.isfinite(error) else math.inf
 
 
@@ -177,8 +185,9 @@ def score_attempt(task: Mapping, text: str, settings) -> dict:
         except (ValueError, RecursionError) as error:
             raise BadInput(f"not JSON: {str(error)[:80]}") from None
         if isinstance(data, list) or (isinstance(data, Mapping) and "trajectories" in data):
-            predicted = _array(data if isinstance(data, list) else data["trajectories"], shape, "trajectories")
-            return {"dp_error": normalised_error(predicted, task["heldout"], task["variance"]),
+            predicted = _array(data if isinstance(data, list) else data["trajectories"], shape, "trajectories",
+                               task["evaluated"])
+            return {"dp_error": normalised_error(predicted, task["heldout"], task["variance"], task["evaluated"]),
                     "dp_submission": "trajectories", "dp_steps": None}
         if not isinstance(data, Mapping):
             raise BadInput("expected trajectories or a law of motion")
@@ -189,7 +198,7 @@ def score_attempt(task: Mapping, text: str, settings) -> dict:
         raise BadInput("the law of motion gives no acceleration")
     law = compile_law(formulas, parameters, dim, settings.limits)
     predicted, steps = simulate(task, law, settings)
-    return {"dp_error": normalised_error(predicted, task["heldout"], task["variance"]),
+    return {"dp_error": normalised_error(predicted, task["heldout"], task["variance"], task["evaluated"]),
             "dp_submission": "law", "dp_steps": steps}
 
 
@@ -198,9 +207,19 @@ def _read_task(path: Path, root: Path, data: Mapping):
     if dim not in (1, 2, 3):
         raise ValueError("dim: expected 1, 2 or 3")
     times = np.asarray(data.get("times"), dtype=np.float64)
-    heldout = np.asarray(data.get("heldout"), dtype=np.float64)
-    if heldout.ndim != 3 or heldout.shape[1:] != (times.size, dim) or not np.isfinite(heldout).all():
-        raise ValueError(f"heldout: expected finite positions of shape (particles, {times.size}, {dim})")
+    try:
+        heldout = np.asarray(data.get("heldout"), dtype=np.float64)
+    except (TypeError, ValueError):
+        heldout = np.empty(0)
+    if heldout.ndim != 3 or heldout.shape[1:] != (times.size, dim):
+        raise ValueError(f"heldout: expected positions of shape (particles, {times.size}, {dim})")
+    finite = np.isfinite(heldout)
+    evaluated = finite.all(axis=-1)
+    if (finite.any(axis=-1) & ~evaluated).any() or np.isinf(heldout).any():
+        raise ValueError("heldout: a position is finite in some coordinates and missing or infinite in others "
+                         "(a missing position is null or NaN in every coordinate)")
+    if not evaluated.any():
+        raise ValueError("heldout: no held-out position to evaluate")
     n = heldout.shape[0]
     particles, initial = data.get("particles") or {}, data.get("initial") or {}
     variance = float(data.get("variance"))
@@ -210,6 +229,7 @@ def _read_task(path: Path, root: Path, data: Mapping):
     if times.size == 0 or not np.all(np.diff(np.concatenate([[t0], times])) > 0):
         raise ValueError("times: expected increasing times after the initial time")
     task = {"heldout": heldout, "times": times, "t0": t0, "variance": variance,
+            "evaluated": None if evaluated.all() else evaluated,
             "positions": np.asarray(initial.get("positions"), dtype=np.float64).reshape(n, dim).copy(),
             "velocities": np.asarray(initial.get("velocities"), dtype=np.float64).reshape(n, dim).copy(),
             "mass": np.asarray(particles.get("mass"), dtype=np.float64).reshape(n).copy(),
