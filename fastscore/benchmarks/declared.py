@@ -49,11 +49,15 @@ def outcomes() -> list[tuple]:
             for module in benchmark_modules() for outcome in module.OUTCOMES]
 
 
-def strata_of(problem) -> dict:
-    """The strata a benchmark's task gives its rows (``version``, ``difficulty`` from
-    its parsed task), so that a row made without its scorer (``missing``) carries them
-    too; {} for a law problem."""
+def task_fields_of(problem) -> dict:
+    """The fields a benchmark's task gives every row of it, so that a row made without its
+    scorer (``missing``) carries them too: the strata (``version``, ``difficulty`` from
+    its parsed task) and what the module's optional ``task_fields(task)`` adds (the
+    columns its rates select a task's rows by); {} for a law problem."""
     task = getattr(problem, "task", None)
-    if getattr(problem, "domain", None) not in names() or not isinstance(task, Mapping):
+    domain = getattr(problem, "domain", None)
+    if domain not in names() or not isinstance(task, Mapping):
         return {}
-    return {name: task.get(name) for name in STRATA}
+    module = next(m for m in benchmark_modules() if m.NAME == domain)
+    extra = getattr(module, "task_fields", None)
+    return {**{name: task.get(name) for name in STRATA}, **(extra(task) if extra is not None else {})}

@@ -363,6 +363,13 @@ def graph_scores(submitted: frozenset, reference: frozenset, motif: str | None, 
             "grn_motif": motif is not None and motif == reference_motif, "grn_n_edges": len(submitted)}
 
 
+def task_fields(task: Mapping) -> dict:
+    """The columns every row of a task carries, ``missing`` cells too: ``grn_mech_nodes``
+    for a task with a reference mechanism (so its rates count a missing cell as 0)."""
+    spec = task.get("mechanism")
+    return {} if spec is None else {"grn_mech_nodes": len(spec.judged)}
+
+
 def _read_task(path: Path, root: Path, data: Mapping):
     nodes = data.get("nodes")
     if not isinstance(nodes, list) or not nodes or not all(isinstance(n, str) and n for n in nodes):
@@ -430,7 +437,7 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
         error, mechanism = judge.fields(text)
         return error, {**fields, **mechanism}
 
-    return scored_rows(rows, {**base, "grn_mech_nodes": judge.n_nodes}, with_mechanism)
+    return scored_rows(rows, {**base, **task_fields(task)}, with_mechanism)
 
 
 BENCHMARK = Benchmark(NAME, yaml_format("grn", NAME, _read_task), score_task, COLUMNS)

@@ -208,10 +208,6 @@ class MechanismJudge:
         self.blocks: dict = {}    # solve_mechanism's solved_blocks: same knowns, points and rtol
         self.verdicts: dict = {}  # (node, closed form) -> Verdict
 
-    @property
-    def n_nodes(self) -> int:
-        return len(self.spec.judged)
-
     def fields(self, text: str) -> tuple[str | None, dict]:
         """(the row's error or None, the mechanism columns) of one submission's text."""
         try:

@@ -199,7 +199,7 @@ def failed_row(row: Mapping, problem, *, status: Status, error: str) -> dict:
     n_probes = len(problem.probes)
     kept = {k: v for k, v in row.items() if k not in SUBMISSION_COLUMNS}
     return {**kept, "family": problem.family, "domain": problem.domain, "n_mutations": problem.n_mutations,
-            **_benchmarks.strata_of(problem), "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
+            **_benchmarks.task_fields_of(problem), "status": status, "error": error, "p_equivalent": False, "id_acc": False, "ood_acc": False,
             "m_correct": None if n_probes == 0 else False, "n_probes": n_probes, "n_probes_correct": 0,
             "n_probes_proven": 0}
 

@@ -254,7 +254,8 @@ def test_a_sweep_through_fastscore_score(tmp_path):
     rows = [{"config": "a", "run": 0, "task": "iffl", "submission": right},
             {"config": "a", "run": 1, "task": "iffl", "submission": scm([("Y", "2*X/(1+X)"), ("Z", "X")])},
             {"config": "a", "run": 2, "task": "iffl", "submission": "X -> W"},  # bad graph: the sweep goes on
-            {"config": "a", "run": 0, "task": "ffl", "submission": "X -> Y; X -> Z; Y -> Z"}]
+            {"config": "a", "run": 0, "task": "ffl", "submission": "X -> Y; X -> Z; Y -> Z"},
+            {"config": "a", "run": 3, "task": "ffl", "submission": "X -> Y"}]  # iffl run 3: missing
     sweep = tmp_path / "s.jsonl"
     sweep.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out"
@@ -264,15 +265,19 @@ def test_a_sweep_through_fastscore_score(tmp_path):
     assert scored[(0, "iffl")]["grn_mech_all"] is True and scored[(1, "iffl")]["grn_mech_share"] == 0.5
     assert scored[(2, "iffl")]["status"] == "parse_error" and scored[(2, "iffl")]["grn_mech_nodes"] == 2
     assert scored[(1, "ffl")]["status"] == "missing"
-    assert all(scored[(run, "ffl")]["grn_mech_nodes"] is None for run in (0, 1, 2))
+    assert all(scored[(run, "ffl")]["grn_mech_nodes"] is None for run in (0, 1, 2, 3))
+    # a missing cell of a task with a mechanism carries its node count: it counts as 0 below
+    assert scored[(3, "iffl")]["status"] == "missing" and scored[(3, "iffl")]["grn_mech_nodes"] == 2
     summary = pl.read_parquet(out / "summary.parquet").row(0, named=True)
-    # per run, over the rows of the task with a mechanism: run 0 1.0, run 1 0.5, run 2 0 (parse error)
-    assert summary["grn_mech_share"] == pytest.approx((1.0 + 0.5 + 0.0) / 3)
-    assert summary["grn_mech_all"] == pytest.approx(1 / 3)
+    # per run, over the rows of the task with a mechanism: run 0 1.0, run 1 0.5, run 2 0 (parse error),
+    # run 3 0 (missing: the fixed denominator)
+    assert summary["grn_mech_share"] == pytest.approx((1.0 + 0.5 + 0.0 + 0.0) / 4)
+    assert summary["grn_mech_all"] == pytest.approx(1 / 4)
     passk = pl.read_parquet(out / "passk.parquet").filter(pl.col("outcome") == "grn_mech_all")
-    # iffl only (n = 3, c = 1): pass@1 = 1/3, pass@2 = 1 - C(2,2)/C(3,2) = 2/3, pass@3 = 1
+    # iffl only (n = 4, c = 1): pass@1 = 1/4, pass@2 = 1 - C(3,2)/C(4,2) = 1/2,
+    # pass@3 = 1 - C(3,3)/C(4,3) = 3/4, pass@4 = 1
     assert passk.select("k", "pass_at_k", "n_tasks").rows() == [
-        (1, pytest.approx(1 / 3), 1), (2, pytest.approx(2 / 3), 1), (3, 1.0, 1)]
+        (1, pytest.approx(1 / 4), 1), (2, pytest.approx(1 / 2), 1), (3, pytest.approx(3 / 4), 1), (4, 1.0, 1)]
 
 
 def test_an_implicit_equation_solved_numerically_is_judged_by_its_values(tmp_path):
