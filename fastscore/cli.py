@@ -225,6 +225,7 @@ def _settings(args, names) -> Settings:
 def _score(args) -> int:
     import polars as pl
 
+    from fastscore.outputs.passk import PASSK_FILE
     from fastscore.outputs.tables import OUTPUT, shown_rates
     from fastscore.problems.formats import read_task_list
     from fastscore.run.job import score_sweep
@@ -240,7 +241,7 @@ def _score(args) -> int:
                           experiments=experiments, strict=args.strict)
     with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=400, float_precision=3, tbl_hide_dataframe_shape=True):
         print(summary.select("config", "n_tasks", "n_runs", *(rate.name for rate in shown_rates(summary))))
-    print(f"wrote {args.out}/{', '.join(OUTPUT)}")
+    print(f"wrote {args.out}/{', '.join((*OUTPUT, PASSK_FILE))}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Unbiased pass@k of binary per-attempt outcomes (a summary table and a report figure).
+"""Unbiased pass@k of binary per-attempt outcomes (a table, columns of the summary and a
+report figure).
 
 For one task attempted ``n`` times (runs) by one configuration with ``c`` successes,
 the unbiased estimator of the chance that at least one of ``k`` attempts drawn
@@ -16,6 +17,8 @@ Rules chosen here (documented in docs/benchmarks.md):
   outcome in such a row is a failure.
 
 ``register_outcome`` adds one (the benchmarks in ``fastscore.benchmarks`` do).
+``passk_summary`` gives the summary its ``pass_at_k_<outcome>`` columns (a list per
+configuration: pass@1, pass@2, ..., the same values as ``passk.parquet``).
 This module loads neither SymEngine nor Numba.
 """
 from __future__ import annotations
@@ -101,6 +104,23 @@ def passk_table(scores: pl.DataFrame, outcomes: Iterable[PassOutcome] | None = N
                 out.append({"config": config, "outcome": outcome.name, "label": outcome.label, "k": k,
                             "pass_at_k": mean, "n_tasks": len(values), "n_tasks_defined": len(defined)})
     return pl.DataFrame(out, schema=PASSK_SCHEMA).sort("outcome", "config", "k")
+
+
+SUMMARY_PREFIX = "pass_at_k_"
+"""The summary's pass@k columns are ``pass_at_k_<outcome name>``."""
+
+
+def passk_summary(passk: pl.DataFrame, configs: Iterable[str]) -> pl.DataFrame:
+    """Per config of ``configs``: one ``pass_at_k_<outcome>`` column per outcome, the list
+    of its pass@k for ``k = 1 .. n`` in order (index ``k - 1``; an undefined value is
+    null); null where the config has no attempt of the outcome."""
+    lists = {(config, outcome): group.sort("k")["pass_at_k"].to_list()
+             for (config, outcome), group in passk.group_by("config", "outcome")}
+    configs = list(configs)
+    return pl.DataFrame({"config": configs, **{
+        SUMMARY_PREFIX + outcome.name: pl.Series([lists.get((config, outcome.name)) for config in configs],
+                                                 dtype=pl.List(pl.Float64)) for outcome in OUTCOMES}},
+        schema_overrides={"config": pl.Utf8})
 
 
 def passk_columns() -> tuple[str, ...]:

@@ -41,7 +41,7 @@ import polars as pl
 
 from fastscore import __version__
 from fastscore.outputs import tables
-from fastscore.outputs.passk import PASSK_FILE, read_passk
+from fastscore.outputs.passk import PASSK_FILE, passk_summary, read_passk
 from fastscore.outputs.published import numeric_columns, published
 from fastscore.problems.formats import digest_problems, load_problems, problem_paths, select_tasks
 from fastscore.problems.model import Problem
@@ -198,11 +198,13 @@ def _score_sweep(problems, by_task, sweep, out: Path, *, executor, address, work
     parts.compact(out / tables.OUTPUT.scores, out / tables.OUTPUT.probes)
     scores = tables.summary_columns(out / tables.OUTPUT.scores)
     own = scores.filter(pl.col("status").ne_missing(NO_TASK))  # fastscore's rates: the tasks it has
+    passk = read_passk(out / tables.OUTPUT.scores)
     summary, strata = tables.summary(own), tables.strata(own)
+    summary = summary.join(passk_summary(passk, summary["config"]), on="config", how="left", maintain_order="left")
     atomically(out / tables.OUTPUT.summary, summary.write_parquet)
     atomically(out / tables.OUTPUT.strata, strata.write_parquet)
     atomically(out / tables.OUTPUT.published, published(_published_columns(out / tables.OUTPUT.scores)).write_parquet)
-    atomically(out / PASSK_FILE, read_passk(out / tables.OUTPUT.scores).write_parquet)
+    atomically(out / PASSK_FILE, passk.write_parquet)
     meta = _meta(problems, sweep, settings, tally, runner.name, time.perf_counter() - started, scores,
                  problems_sha256=state["problems_sha256"], known=known)
     if sweep_label is not None:

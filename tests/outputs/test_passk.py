@@ -4,7 +4,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from fastscore.outputs.passk import PassOutcome, pass_at_k, passk_table
+from fastscore.outputs.passk import OUTCOMES, PassOutcome, pass_at_k, passk_summary, passk_table
 
 
 @pytest.mark.parametrize("n, c, k, expected", [
@@ -62,3 +62,17 @@ def test_an_outcome_counts_only_its_rows():
     assert table.filter(pl.col("k") == 1).select("pass_at_k", "n_tasks").rows() == [(0.0, 1)]
     missing = passk_table(scores, [PassOutcome("x", "X", "no_such_column")])
     assert missing.is_empty()
+
+
+def test_the_summary_columns_list_pass_at_k_per_config_with_nulls_kept():
+    scores = pl.DataFrame([*_rows("a", "t1", [True, False, False]),   # n=3 c=1
+                           *_rows("b", "t1", [True, True]),           # n=2 c=2
+                           *_rows("b", "t2", [False, False, True])])  # n=3 c=1: b's k=3 undefined
+    table = passk_table(scores.with_columns(pl.lit(None, dtype=pl.Utf8).alias("domain")))  # law tasks
+    wide = {r["config"]: r for r in passk_summary(table, ["a", "b", "c"]).iter_rows(named=True)}
+    assert wide["a"]["pass_at_k_sa_p"] == pytest.approx([1 / 3, 2 / 3, 1.0])
+    assert wide["b"]["pass_at_k_sa_p"][:2] == pytest.approx([(1 + 1 / 3) / 2, (1 + 2 / 3) / 2])
+    assert wide["b"]["pass_at_k_sa_p"][2] is None
+    assert wide["c"]["pass_at_k_sa_p"] is None  # no attempt at all
+    assert wide["a"]["pass_at_k_dp_pass"] is None  # no row of that outcome
+    assert set(wide["a"]) == {"config", *(f"pass_at_k_{o.name}" for o in OUTCOMES)}

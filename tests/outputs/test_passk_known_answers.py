@@ -95,6 +95,10 @@ def test_the_four_outcomes_through_a_sweep_agree_with_the_summary_and_the_report
     summary = pl.read_parquet(out / "summary.parquet").row(0, named=True)
     for outcome, column in (("sa_p", "sa_p"), ("sa_m", "sa_m"), ("grn_exact", "grn_exact"), ("dp_pass", "dp_pass")):
         assert summary[column] == pytest.approx(got[(outcome, 1)]), outcome  # pass@1 = the success share
+    for outcome, values in expected.items():  # the summary's list columns: pass@1 .. pass@5
+        assert summary[f"pass_at_k_{outcome}"] == pytest.approx(values), outcome
+    # the bundled cascade has a reference mechanism; edge lists give no equations: every attempt fails
+    assert summary["pass_at_k_grn_mech_all"] == [0.0] * 5
     report = write_report(out).read_text()
     assert "## pass@k" in report and (out / "report" / "passk.png").is_file()
     table = next(line for line in report.splitlines() if line.startswith("| a | 3 | 5 |"))  # the summary's row
