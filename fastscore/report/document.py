@@ -30,7 +30,7 @@ from fastscore.outputs.tables import (
 from fastscore.outputs.tables import strata as strata_table
 from fastscore.outputs.tables import summary as summary_table
 from fastscore.report.figures import plot_domain_accuracy, plot_mutations
-from fastscore.report.stats import cochran_across, domain_tests, paired_comparisons
+from fastscore.report.stats import cochran_across, domain_tests, paired_comparisons, shown_outcomes
 from fastscore.report.structure import structure_section
 
 MUTATION_FIGURE = "rates_by_mutations.png"
@@ -41,7 +41,9 @@ baseline given) each configuration against the baseline, every pair in ``PAIRWIS
 DOMAIN_FIGURE = "accuracy_by_domain.png"
 TASK_LEVEL_METHOD = (
     "For each configuration and task, a binary outcome (SA(P): `p_equivalent`; SA(M): `m_correct` over tasks "
-    "with probes; Acc ID / OOD: `id_acc` / `ood_acc`) is averaged over runs, a null counting as failed as in the "
+    "with probes; Acc ID / OOD: `id_acc` / `ood_acc`, all over law tasks; and each other benchmark's pass@k "
+    "outcome over its own tasks, where the scores have some: GRN exact graph `grn_exact`, DiscoverPhysics pass "
+    "`dp_pass`, ...) is averaged over runs, a null counting as failed as in the "
     "summary. The paired Wilcoxon signed-rank test compares these per-task averages between two configurations. "
     "McNemar's exact test and Cochran's Q need one binary outcome per task: a task counts as solved when it is "
     "solved in a strict majority of its runs (a tie counts as unsolved; with one run, that run). Holm's "
@@ -219,7 +221,7 @@ def _pairs_note(document: _Document, scores: pl.DataFrame, configs: Sequence[str
     """Write every pair of every outcome to ``PAIRWISE_FILE``; the baseline the tables
     use (None: every pair), said in the report."""
     every = pl.concat([paired_comparisons(scores, outcome=outcome).with_columns(
-        pl.lit(outcome).alias("outcome")) for outcome in OUTCOMES])
+        pl.lit(outcome).alias("outcome")) for outcome in shown_outcomes(scores)])
     every.select("outcome", *[c for c in every.columns if c != "outcome"]).write_parquet(out / PAIRWISE_FILE)
     if baseline is None and len(configs) <= ALL_PAIRS_MAX:
         document.text(f"Every pair of the {len(configs)} configurations (also in `{PAIRWISE_FILE}`).")
@@ -241,7 +243,7 @@ def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baselin
         document.text("Fewer than two configurations: nothing to compare.")
     else:
         baseline = _pairs_note(document, scores, configs, baseline, out)
-        for outcome, label in OUTCOMES.items():
+        for outcome, label in shown_outcomes(scores).items():
             document.heading(3, label)
             table = paired_comparisons(scores, outcome=outcome, baseline=baseline)
             if table.is_empty():
@@ -258,12 +260,12 @@ def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baselin
     if len(configs) < 3:
         document.text("Fewer than three configurations: Cochran's Q is not computed (see McNemar above).")
     else:
-        results = {label: cochran_across(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
+        results = {label: cochran_across(scores, outcome=outcome) for outcome, label in shown_outcomes(scores).items()}
         document.table(["outcome", "n_tasks", "Q", "df", "p"],
                        [[label, str(r["n_tasks"]), _number(r["q"]), str(r["df"]), _pvalue(r["p"])]
                         for label, r in results.items() if r is not None])
     document.heading(3, "Kruskal–Wallis across domains")
-    document.text("Per configuration: do per-task outcomes (averaged over runs) differ between domains? "
+    document.text("Per configuration: do per-task law outcomes (averaged over runs) differ between domains? "
                   "H and p per outcome; tasks without a domain are left out.")
     tests = {label: domain_tests(scores, outcome=outcome) for outcome, label in OUTCOMES.items()}
     by_config = {label: {row["config"]: row for row in table.iter_rows(named=True)} for label, table in tests.items()}

@@ -12,7 +12,9 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from fastscore.outputs.tables import HAS_PROBES, OUTCOMES
+from fastscore.outputs import passk as _passk
+from fastscore.outputs.tables import HAS_PROBES, LAW_TASKS
+from fastscore.outputs.tables import OUTCOMES as LAW_OUTCOMES
 
 EXACT_WILCOXON_MAX = 50
 
@@ -100,13 +102,44 @@ def kruskal_wallis(samples: Sequence) -> tuple[float, float]:
     return float(h), float(p)
 
 
+_LAW_ROWS = {"p_equivalent": LAW_TASKS, "m_correct": HAS_PROBES, "id_acc": LAW_TASKS, "ood_acc": LAW_TASKS}
+
+
+def outcomes() -> dict[str, tuple[str, pl.Expr]]:
+    """The task-level outcomes the tests compare, score column -> (label, the rows it counts
+    over): the law outcomes (SA(P), SA(M) over tasks with probes, Acc ID / OOD; law tasks
+    only), then every other pass@k outcome (``fastscore.outputs.passk``: the benchmarks'
+    over their own tasks, and any registered one)."""
+    out = {column: (label, _LAW_ROWS[column]) for column, label in LAW_OUTCOMES.items()}
+    for outcome in _passk.OUTCOMES:
+        out.setdefault(outcome.column, (outcome.label, outcome.rows))
+    return out
+
+
+def shown_outcomes(scores: pl.DataFrame) -> dict[str, str]:
+    """column -> label of the outcomes a report of ``scores`` tests: the law outcomes when
+    the scores have a law task (SA(M) too, with or without probes), the others where some
+    row is an attempt of them."""
+    laws = "domain" not in scores.columns or not scores.filter(LAW_TASKS.fill_null(True)).is_empty()
+    return {column: label for column, (label, _) in outcomes().items()
+            if (laws and column in LAW_OUTCOMES) or not task_outcomes(scores, column).is_empty()}
+
+
 def task_outcomes(scores: pl.DataFrame, outcome: str) -> pl.DataFrame:
     """Per (config, task): ``domain``, ``rate`` (the binary ``outcome`` averaged over
     runs, null counting as failed) and ``majority`` (solved in more than half of the
-    runs). ``m_correct`` uses only tasks with probes."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
-    rows = scores.filter(HAS_PROBES) if outcome == "m_correct" else scores
+    runs), over the rows the outcome counts (``outcomes``: SA(M) the law tasks with
+    probes, a benchmark's outcome its own tasks); empty when the scores lack its columns."""
+    known = outcomes()
+    if outcome not in known:
+        raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(known)}")
+    _, selected = known[outcome]
+    if outcome not in scores.columns or any(name not in scores.columns for name in selected.meta.root_names()):
+        rows = scores.clear()
+    else:
+        rows = scores.filter(selected.fill_null(False))
+    if outcome not in rows.columns:
+        rows = rows.with_columns(pl.lit(None, dtype=pl.Boolean).alias(outcome))
     return rows.group_by("config", "task").agg(
         pl.col("domain").first(),
         pl.col(outcome).fill_null(False).cast(pl.Float64).mean().alias("rate"),

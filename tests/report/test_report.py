@@ -22,6 +22,7 @@ from fastscore.report.stats import (
     kruskal_wallis,
     mcnemar_exact,
     paired_comparisons,
+    shown_outcomes,
     task_outcomes,
     wilcoxon_signed_rank,
 )
@@ -145,6 +146,26 @@ def test_task_outcomes_average_runs_and_take_strict_majorities():
     assert task_outcomes(tables.frame(rows, tables.SCORE_SCHEMA), "m_correct").is_empty()  # no probes
     with pytest.raises(ValueError):
         task_outcomes(tables.frame(rows, tables.SCORE_SCHEMA), "sa_p")
+
+
+def test_a_mixed_folder_compares_laws_over_law_tasks_and_benchmarks_over_their_own():
+    rows = []
+    for config, laws, graphs in (("a", [True, True, False], [True, True]), ("b", [False, False, False], [False, True])):
+        rows += [{"config": config, "run": 0, "task": f"law{i}", "p_equivalent": v, "n_probes": 0, "domain": "physics"}
+                 for i, v in enumerate(laws)]
+        rows += [{"config": config, "run": 0, "task": f"grn{i}", "p_equivalent": False, "grn_exact": v, "n_probes": 0,
+                  "domain": "grn"} for i, v in enumerate(graphs)]
+    scores = tables.frame(rows, tables.SCORE_SCHEMA)
+    laws = paired_comparisons(scores, outcome="p_equivalent").row(0, named=True)
+    # the GRN tasks are not law failures: 3 tasks, a 2/3 against b 0
+    assert (laws["n_tasks"], laws["rate_a"], laws["rate_b"]) == (3, pytest.approx(2 / 3), 0.0)
+    graphs = paired_comparisons(scores, outcome="grn_exact").row(0, named=True)
+    assert (graphs["n_tasks"], graphs["rate_a"], graphs["rate_b"], graphs["only_a"], graphs["only_b"]) == \
+        (2, 1.0, 0.5, 1, 0)
+    shown = shown_outcomes(scores)
+    assert list(shown) == ["p_equivalent", "m_correct", "id_acc", "ood_acc", "grn_exact"]
+    assert list(shown_outcomes(scores.filter(pl.col("domain") == "grn"))) == ["grn_exact"]  # no law task
+    assert "grn_exact" not in shown_outcomes(scores.filter(pl.col("domain") == "physics"))
 
 
 def test_solver_cost_per_configuration(synthetic):
