@@ -6,7 +6,9 @@ followed by an optional count (an integer or decimal, ``2``, ``0.5``; default 1)
 Blanks are ignored; hydrate dots (``·``, ``*``) and charges are not accepted.
 A malformed formula raises ``FormulaError`` with the reason.  ``reduced`` is the
 composition's identity: each element's share of the atoms, so ``Fe2O3`` and
-``Fe4O6`` are one reduced composition."""
+``Fe4O6`` are one reduced composition.  ``composition_of`` reads a composition given as
+an element -> amount map (a Materials Project record's ``composition``) with the same
+checks."""
 from __future__ import annotations
 
 import re
@@ -84,3 +86,24 @@ def reduced(composition: dict[str, float]) -> tuple[tuple[str, float], ...]:
     """The reduced composition: (element, share of the atoms rounded to 1e-9), sorted."""
     total = sum(composition.values())
     return tuple(sorted((element, round(n / total, 9)) for element, n in composition.items()))
+
+
+def composition_of(value) -> dict[str, float]:
+    """A composition given as a formula text (``parse_formula``) or an element -> amount
+    map (``{"Fe": 2, "O": 3}``: known symbols, finite amounts > 0, at most 118 entries);
+    raises ``FormulaError``."""
+    if isinstance(value, str):
+        return parse_formula(value)
+    if not isinstance(value, dict):
+        raise FormulaError("no formula")
+    if not value or len(value) > len(ELEMENTS):
+        raise FormulaError(f"a composition map needs 1 to {len(ELEMENTS)} elements, got {len(value)}")
+    out = {}
+    for element, amount in value.items():
+        if element not in ELEMENTS:
+            raise FormulaError(f"{str(element)[:20]!r} is not an element symbol in the composition")
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount > 0 \
+                or amount == float("inf"):
+            raise FormulaError(f"the amount of {element} is not a finite number > 0")
+        out[element] = float(amount)
+    return out

@@ -12,6 +12,10 @@ A submission (an attempt): JSON, a list of candidates or ``{"candidates": [...]}
 a candidate is ``{"formula": ..., "properties": {name: value}}`` (``property_values``
 too, or the properties beside ``formula``), the oracle's values as the operator gives
 them, the energy above hull as ``energy_above_hull`` (or ``e_above_hull``, ``ehull``).
+A Materials Project record serves as a candidate as it is: its composition is read from
+the first of ``FORMULA_KEYS`` (``formula_pretty``; ``composition`` as a text or an
+element -> amount map) and ``formation_energy`` from ``formation_energy_per_atom`` when
+the first is absent.
 
 Per attempt, over its candidates with duplicates (same reduced composition,
 ``fastscore.benchmarks.formula.reduced``) counted once, the first kept:
@@ -41,7 +45,7 @@ from pathlib import Path
 import polars as pl
 
 from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_rows, task_problem, yaml_format
-from fastscore.benchmarks.formula import ELEMENTS, FormulaError, parse_formula, reduced
+from fastscore.benchmarks.formula import ELEMENTS, FormulaError, composition_of, reduced
 
 NAME = "llema"
 COLUMNS = {"mat_n_candidates": pl.Int64, "mat_n_duplicates": pl.Int64, "mat_n_invalid": pl.Int64,
@@ -65,6 +69,11 @@ ABUNDANT_STABILITY = frozenset("H Li B C O F Na Mg Al Si P S Cl K Ca Sc Ti V Mn 
                                "La Ce Nd".split())
 """calculate_stability's earth-abundant elements, the only ones it allows (rule 2)."""
 EHULL_KEYS = ("energy_above_hull", "e_above_hull", "ehull")
+FORMULA_KEYS = ("formula", "formula_pretty", "reduced_formula", "composition")
+"""Where a candidate's composition is read: the first of these it has (a formula text, or
+for ``composition`` also an element -> amount map, as Materials Project records give)."""
+FORMATION_KEYS = ("formation_energy", "formation_energy_per_atom")
+"""A property read under a second name when the first is absent (Materials Project's)."""
 OPERATORS = ("in", ">=", "<=", ">", "<")
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|>|<|in)\s*(.+?)\s*$")
 MAX_CANDIDATES = 100_000
@@ -141,15 +150,21 @@ def _candidates(text: str) -> list:
 def _properties(candidate: Mapping) -> dict:
     """A candidate's properties by name, the energy above hull as ``energy_above_hull``
     (the first of ``EHULL_KEYS`` given)."""
-    found = {k: v for k, v in candidate.items() if k not in ("formula", "properties", "property_values")}
+    found = {k: v for k, v in candidate.items() if k not in ("properties", "property_values", *FORMULA_KEYS)}
     for key in ("property_values", "properties"):
         if isinstance(candidate.get(key), Mapping):
             found.update(candidate[key])
-    if EHULL_KEYS[0] not in found:
-        alias = next((k for k in EHULL_KEYS[1:] if k in found), None)
-        if alias is not None:
-            found[EHULL_KEYS[0]] = found[alias]
+    for keys in (EHULL_KEYS, FORMATION_KEYS):
+        if keys[0] not in found:
+            alias = next((k for k in keys[1:] if k in found), None)
+            if alias is not None:
+                found[keys[0]] = found[alias]
     return found
+
+
+def _formula(candidate: Mapping):
+    """The candidate's composition as given (the first of ``FORMULA_KEYS``), or None."""
+    return next((candidate[key] for key in FORMULA_KEYS if candidate.get(key) is not None), None)
 
 
 def dominates(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -177,9 +192,10 @@ def score_attempt(task: Mapping, text: str, settings) -> tuple[dict, str | None]
             invalid += 1
             reasons.append(f"{label}: not an object")
             continue
-        label = f"candidate {index} ({str(candidate.get('formula'))[:30]})"
+        given = _formula(candidate)
+        label = f"candidate {index} ({str(given)[:30]})"
         try:
-            composition = parse_formula(candidate.get("formula"))
+            composition = composition_of(given)
         except FormulaError as error:
             n += 1
             invalid += 1
