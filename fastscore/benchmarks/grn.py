@@ -42,6 +42,7 @@ from pathlib import Path
 import polars as pl
 
 from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_rows, task_problem, yaml_format
+from fastscore.benchmarks.evoscm import hypothesis, parameter_names, submission_data
 
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
@@ -297,21 +298,19 @@ def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> 
     if graph is not None:
         return graph
     edges: dict = {}
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            raise BadInput(f"not JSON: {str(error)[:80]}") from None
+    data = submission_data(text)  # JSON, or EvoSCM's tagged reply; None for a text of edges
+    if data is not None:
         if isinstance(data, list):
             data = {"edges": data}
         if not isinstance(data, Mapping):
             raise BadInput("a JSON submission must be an object or a list of edges")
         motif = data.get("motif", data.get("motif_family"))
+        data = hypothesis(data)  # EvoSCM's candidates: the selected one
+        motif = data.get("motif", data.get("motif_family", motif))
         if "adjacency" in data:
             _adjacency(data, nodes, edges)
         else:
-            hidden = unobserved(data)
+            hidden = unobserved(data) | parameter_names(data)
             items = data.get("edges")
             if not isinstance(items, list):
                 raise BadInput("a JSON submission needs a list 'edges' (or 'adjacency')")

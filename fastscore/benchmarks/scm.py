@@ -53,6 +53,8 @@ import numpy as np
 import symengine as se
 
 from fastscore.algebra.equivalence import Domain, Quantity, Verdict, judge
+from fastscore.benchmarks.base import BadInput
+from fastscore.benchmarks.evoscm import hypothesis, parameter_names, parameter_values, submission_data
 from fastscore.benchmarks.grn import unobserved
 from fastscore.kernels import evaluate
 from fastscore.problems.splits import problem_rng
@@ -61,7 +63,7 @@ from fastscore.solve.mechanism import SolveError, solve_mechanism
 from fastscore.support.caches import memoized
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.text.answers import read_expression
-from fastscore.text.parse import parse_equation, symbol
+from fastscore.text.parse import parse_equation, parse_expression, symbol
 
 __all__ = ["DEFAULT_RANGE", "MechanismJudge", "MechanismSpec", "read_mechanism"]
 
@@ -236,13 +238,12 @@ class MechanismJudge:
     def _equations(self, text: str) -> tuple[dict[str, se.Basic], dict[str, str]]:
         """The submission's usable equations (name -> right side, noise terms set to 0) and
         the reasons of its unusable ones (name -> reason, in order)."""
-        if not text.lstrip().startswith("{"):
-            raise _Unusable(_NONE)
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
+            data = submission_data(text)
+            data = hypothesis(data) if isinstance(data, Mapping) else None
+        except BadInput:  # the graph's reading has already said why
             raise _Unusable(_NONE) from None
-        items = data.get("mechanisms") if isinstance(data, Mapping) else None
+        items = data.get("mechanisms") if data is not None else None
         if items is None:
             raise _Unusable(_NONE)
         if isinstance(items, Mapping):
@@ -253,10 +254,22 @@ class MechanismJudge:
         limits = self.settings.limits
         if len(items) > limits.max_equations:
             raise _Unusable(f"mechanisms: {len(items)} of them, limit {limits.max_equations}")
-        latent = frozenset(n for n in unobserved(data) if isinstance(n, str)) - self.nodes
-        known = (*self.spec.nodes, *sorted(latent))
+        parameters, no_value = parameter_values(data)
+        named = parameter_names(data)
         equations: dict[str, se.Basic] = {}
         bad: dict[str, str] = {}
+        for name in sorted(named & self.nodes):  # the node keeps its meaning
+            bad[f"parameters.{name}"] = f"parameters: {name[:30]} is a node of the task, not a parameter (not substituted)"
+        named -= self.nodes  # a parameter's estimate: the exact rational of its shortest decimal text (as a literal)
+        latent = frozenset(n for n in unobserved(data) if isinstance(n, str)) - self.nodes - named
+        values = {}
+        for name in sorted(named & parameters.keys()):
+            try:
+                values[symbol(name)] = parse_expression(repr(parameters[name]), names=(), limits=self.settings.limits)
+            except ValueError as failure:  # the literal is past the parser's limits
+                no_value[name] = f"its estimate cannot be read: {str(failure)[:60]}"
+                del parameters[name]
+        known = (*self.spec.nodes, *sorted(latent), *sorted(named))
         for i, item in enumerate(items):
             if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
                 raise _Unusable(f"mechanisms[{i}]: expected an object with a 'target' name and an 'equation'")
@@ -279,12 +292,19 @@ class MechanismJudge:
             except ValueError as failure:
                 bad[target] = f"{where}: {str(failure)[:120]}"
                 continue
-            unknown = sorted(s.name for s in rhs.free_symbols if s.name not in self.nodes and s.name not in latent)
+            names = {s.name for s in rhs.free_symbols}
+            unvalued = sorted(names & no_value.keys() - self.nodes)
+            if unvalued:
+                name = unvalued[0]
+                bad[target] = f"{where}: parameter {name[:30]} has no usable estimate: {no_value[name]}"
+                continue
+            unknown = sorted(name for name in names if name not in self.nodes and name not in latent
+                             and name not in parameters)
             if unknown:
                 bad[target] = (f"{where}: unknown name {', '.join(unknown)[:60]} (not a node of the task or a "
                                "latent variable; constants must be numbers)")
                 continue
-            equations[target] = rhs
+            equations[target] = rhs.xreplace(values) if values and names & parameters.keys() else rhs
         noise = {symbol(name): se.Integer(0) for name in latent if name not in equations and name not in bad}
         if noise:
             equations = {name: rhs.xreplace(noise) for name, rhs in equations.items()}
