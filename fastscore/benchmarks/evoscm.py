@@ -50,6 +50,7 @@ _TAGS = ("scm_update", "scm_final")
 _TAG = {tag: re.compile(rf"<{tag}>\s*(.*?)\s*</{tag}>", re.S | re.I) for tag in _TAGS}
 _ANY_TAG = re.compile(r"<scm_(?:update|final)>", re.I)
 _FINAL_KEYS = ("scm_final", "final_claim")
+_WRAPPERS = frozenset({"candidates", "scm_update", *_FINAL_KEYS})
 _LOWEST_CONFIDENCE = 1e-9
 
 
@@ -66,7 +67,7 @@ def submission_data(text: str):
     raises ``BadInput`` for JSON that does not read."""
     if text.lstrip()[:1] in ("{", "["):
         return _loads(text)
-    if _ANY_TAG.search(text) is None:
+    if "<" not in text or _ANY_TAG.search(text) is None:
         return None
     data = {}
     for tag in _TAGS:
@@ -101,6 +102,8 @@ def _selection(*places) -> str | None:
 def hypothesis(data: Mapping) -> Mapping:
     """The one hypothesis of a JSON submission object (module doc): ``data`` itself, or
     its selected candidate; raises ``BadInput`` with the reason."""
+    if _WRAPPERS.isdisjoint(data):
+        return data  # one hypothesis (the common case: nothing to look up)
     update = data.get("scm_update")
     final = next((data[key] for key in _FINAL_KEYS if key in data), None)
     if "candidates" in data:

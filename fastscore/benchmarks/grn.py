@@ -149,8 +149,10 @@ def _json_edge(item, where: str, unsigned: bool = False) -> tuple[str, str, int 
         if source is None or target is None:
             raise BadInput(f"{where}: an edge needs 'source' and 'target'")
         sign = item.get("sign", item.get("type", item.get("effect")))
-    elif isinstance(item, (list, tuple)) and len(item) in (2, 3):
-        source, target, sign = item[0], item[1], item[2] if len(item) == 3 else None
+    elif isinstance(item, (list, tuple)) and len(item) == 3:
+        return item[0], item[1], _sign(item[2], where)
+    elif isinstance(item, (list, tuple)) and len(item) == 2:
+        source, target, sign = item[0], item[1], None
     else:
         raise BadInput(f"{where}: an edge must be a text, an object or [source, target, sign]")
     if sign is not None:
@@ -327,9 +329,9 @@ def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None,
             items = data.get("edges")
             if not isinstance(items, list):
                 raise BadInput("a JSON submission needs a list 'edges' (or 'adjacency')")
-            unsigned = []  # an SCM hypothesis's edges without a sign: signed by its equations
+            unsigned, scm = [], "mechanisms" in data  # an SCM hypothesis's edges without a sign: signed by its equations
             for i, item in enumerate(items):
-                source, target, sign = _json_edge(item, f"edges[{i}]", "mechanisms" in data)
+                source, target, sign = _json_edge(item, f"edges[{i}]", scm)
                 if (source in hidden and source not in nodes) or (target in hidden and target not in nodes):
                     continue
                 if sign is None:
