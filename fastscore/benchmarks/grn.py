@@ -19,7 +19,13 @@ A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phen
   unobserved, or ``"observed": false``) that is not a node of the task are left out
   (no marginalisation); where the task has a reference mechanism, its ``mechanisms``
   equations are judged against it node by node (``fastscore.benchmarks.scm``: the
-  ``grn_mech_*`` columns, null for other tasks).
+  ``grn_mech_*`` columns, null for other tasks); an edge of such a hypothesis without a
+  sign (EvoSCM's edges carry none) takes the sign of its target's equation's partial
+  derivative in its source, when one sign holds at every sampled point
+  (``fastscore.benchmarks.scm.edge_signs``), else it is bad input naming the edge;
+- EvoSCM's wrappers of several hypotheses (``candidates`` of an ``<scm_update>``, the
+  ``selected_candidate_id`` of an ``<scm_final>``, or the agent's tagged reply text):
+  the selected candidate is scored as above (``fastscore.benchmarks.evoscm``).
 A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
 inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
 does not name, another sign, an edge given with both signs, a malformed line) makes

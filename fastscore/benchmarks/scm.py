@@ -24,11 +24,18 @@ Rules for a submission's equations (``MechanismJudge``):
 
 - an ``equation`` is ``"Y = f(...)"`` or its right side only; ``parents`` is not
   checked (the equation is what is judged);
-- a name in an equation is a task node, or a latent variable of the submission (in
-  ``variables``, declared unobserved, not a task node): a latent variable with a
-  mechanism is an intermediate, eliminated; one without is an exogenous noise term,
-  set to 0 (the noise-free mechanism, as the reference is noise-free).  Any other name
-  (a fitted parameter, a typo) makes that equation unusable: constants are numbers;
+- a name in an equation is a task node, a parameter of the submission, or a latent
+  variable (in ``variables``, declared unobserved, not a task node nor a parameter): a
+  latent variable with a mechanism is an intermediate, eliminated; one without is an
+  exogenous noise term, set to 0 (the noise-free mechanism, as the reference is
+  noise-free).  A parameter (a key of ``parameters`` or a variable of ``role``
+  ``parameter``; ``fastscore.benchmarks.evoscm.parameter_values``) with a finite numeric
+  ``estimate`` (or a bare number) is that number, put in as the exact rational of its
+  shortest decimal text, as the parser reads a literal; one without (no entry, no
+  ``estimate``, not a number, not finite) leaves each equation that uses it unusable,
+  with that reason.  A parameter named like a task node is not substituted (the node
+  keeps its meaning; the row's ``error`` says so).  Any other name (a typo) makes that
+  equation unusable: constants are numbers;
 - an equation for a root of the task is not used (the roots are the inputs);
 - a mechanism for a name that is neither a task node nor a latent variable, a second
   mechanism for a name, an equation that does not parse or whose left side is another
@@ -38,8 +45,15 @@ Rules for a submission's equations (``MechanismJudge``):
   it depends on a node or latent variable without a usable mechanism, or its equations
   cannot be solved (``SolveError``, within ``Settings.solve_budget`` and ``Limits``).
 
-This module owns the reference mechanism of a GRN task and the judging of a
-submission's equations; ``grn`` calls it only for tasks that have one (the plain-graph
+An SCM hypothesis's edge without a sign (``edge_signs``) takes the sign of its target's
+equation (read as above, every node's equation used) differentiated in its source, when
+that sign is the same and the derivative finite at each of ``SIGN_POINTS`` points, each
+name of the derivative drawn uniformly over its range (a task root: ``inputs`` or
+``DEFAULT_RANGE``; any other name: ``DEFAULT_RANGE``; one fixed seed); otherwise, or
+without a usable equation for the target, the edge is bad input with the reason.
+
+This module owns the reference mechanism of a GRN task, the reading of a submission's
+equations and the judging of them; ``grn`` calls it only for tasks that have one (the plain-graph
 path loads neither SymEngine nor Numba).
 """
 from __future__ import annotations
