@@ -306,17 +306,19 @@ def edge_signs(data: Mapping, unsigned: Sequence[tuple[str, str, str]], nodes: S
         if target not in equations:
             why = f"its mechanism is unusable ({bad[target]})" if target in bad else "it has no mechanism"
             raise BadInput(f"{head}, and {target} cannot give it: {why}"[:MAX_REASON])
-        derivative = equations[target].diff(symbol(source))
-        names = sorted(s.name for s in derivative.free_symbols)
-        if not names:
-            values = np.full(SIGN_POINTS, float(derivative))
-        else:
-            rng = np.random.default_rng(_SIGN_SEED)
-            points = np.vstack([rng.uniform(*ranges.get(name, DEFAULT_RANGE), SIGN_POINTS) for name in names])
-            try:
+        try:
+            derivative = equations[target].diff(symbol(source))
+            names = sorted(s.name for s in derivative.free_symbols)
+            if not names:
+                values = np.full(SIGN_POINTS, float(derivative))
+            else:
+                rng = np.random.default_rng(_SIGN_SEED)
+                points = np.vstack([rng.uniform(*ranges.get(name, DEFAULT_RANGE), SIGN_POINTS) for name in names])
                 values = evaluate(compile_tape(derivative, names), np.ascontiguousarray(points))
-            except UnsupportedExpression as failure:
-                raise BadInput(f"{head}, and its derivative cannot be evaluated: {str(failure)[:80]}") from None
+        except (UnsupportedExpression, RuntimeError, TypeError, ValueError, ArithmeticError) as failure:
+            # e.g. abs, sign or relu of the source: SymEngine leaves their derivative unevaluated
+            raise BadInput(f"{head}, and the derivative of {target}'s equation in {source} cannot be evaluated: "
+                           f"{str(failure)[:80]}") from None
         if np.isfinite(values).all() and ((values > 0).all() or (values < 0).all()):
             signs.append(1 if values[0] > 0 else -1)
             continue

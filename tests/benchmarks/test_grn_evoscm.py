@@ -237,6 +237,7 @@ def test_the_sign_is_read_over_the_roots_ranges(equation, ranges, sign):
     ([{"target": "Z", "equation": "k*X"}], "edges[0]: edge X -> Z has no sign, and Z cannot give it: its mechanism "
                                            "is unusable (mechanisms[0] (Z): unknown name k"),
     ("Z = X", "edges[0]: edge X -> Z has no sign, and the mechanisms to take it from cannot be read"),
+    ({"Z": "abs(X)"}, "edges[0]: edge X -> Z has no sign, and the derivative of Z's equation in X cannot be evaluated"),
 ])
 def test_an_unsigned_edge_without_a_usable_equation_is_bad_input(mechanisms, reason):
     hypo = {"edges": [{"source": "X", "target": "Z"}], "mechanisms": mechanisms}
