@@ -1,6 +1,7 @@
 """The field's other discovery benchmarks, scored in the same sweep as laws: one
-module per benchmark (``grn``: ActiveSciBench-GRN signed graphs, and ``scm`` the
-equations of an SCM hypothesis against a task's reference mechanism; ``materials``:
+module per benchmark (``grn``: ActiveSciBench-GRN signed graphs, ``scm`` the
+equations of an SCM hypothesis against a task's reference mechanism, and ``evoscm``
+EvoSCM's wrappers of candidate hypotheses and their parameters; ``materials``:
 LLEMA materials screens; ``trajectories``: DiscoverPhysics held-out trajectories),
 each a ``fastscore.benchmarks.base.Benchmark`` (problem format + ``score_task`` +
 columns, rates and pass@k outcomes).  Importing this package registers them (the

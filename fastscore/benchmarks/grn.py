@@ -19,7 +19,13 @@ A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phen
   unobserved, or ``"observed": false``) that is not a node of the task are left out
   (no marginalisation); where the task has a reference mechanism, its ``mechanisms``
   equations are judged against it node by node (``fastscore.benchmarks.scm``: the
-  ``grn_mech_*`` columns, null for other tasks).
+  ``grn_mech_*`` columns, null for other tasks); an edge of such a hypothesis without a
+  sign (EvoSCM's edges carry none) takes the sign of its target's equation's partial
+  derivative in its source, when one sign holds at every sampled point
+  (``fastscore.benchmarks.scm.edge_signs``), else it is bad input naming the edge;
+- EvoSCM's wrappers of several hypotheses (``candidates`` of an ``<scm_update>``, the
+  ``selected_candidate_id`` of an ``<scm_final>``, or the agent's tagged reply text):
+  the selected candidate is scored as above (``fastscore.benchmarks.evoscm``).
 A sign is +1 / -1, ``+`` / ``-``, or a word (activation, activates, positive;
 inhibition, inhibits, represses, repression, negative).  Bad input (a node the task
 does not name, another sign, an edge given with both signs, a malformed line) makes
@@ -42,6 +48,7 @@ from pathlib import Path
 import polars as pl
 
 from fastscore.benchmarks.base import BadInput, Benchmark, base_fields, scored_rows, task_problem, yaml_format
+from fastscore.benchmarks.evoscm import hypothesis, submission_data
 
 NAME = "grn"
 COLUMNS = {"grn_precision": pl.Float64, "grn_recall": pl.Float64, "grn_f1": pl.Float64,
@@ -117,10 +124,14 @@ def _sign(value, where: str) -> int:
     return sign
 
 
-def _add(edges: dict, nodes: frozenset, source, target, sign: int, where: str) -> None:
+def _nodes(nodes: frozenset, source, target, where: str) -> None:
     for name in (source, target):
         if not isinstance(name, str) or name not in nodes:
             raise BadInput(f"{where}: node {str(name)[:40]!r} is not a node of the task")
+
+
+def _add(edges: dict, nodes: frozenset, source, target, sign: int, where: str) -> None:
+    _nodes(nodes, source, target, where)
     if edges.setdefault((source, target), sign) != sign:
         raise BadInput(f"{where}: edge {source} -> {target} is given with both signs")
 
@@ -133,7 +144,9 @@ def _text_edge(text: str, where: str) -> tuple[str, str, int]:
     return source, target, 1 if arrow == "->" else -1
 
 
-def _json_edge(item, where: str) -> tuple[str, str, int]:
+def _json_edge(item, where: str, unsigned: bool = False) -> tuple[str, str, int | None]:
+    """(source, target, sign) of a JSON edge; sign None for an edge without one when
+    ``unsigned`` (an SCM hypothesis's edge: its sign comes from the equations)."""
     if isinstance(item, str):
         return _text_edge(item, where)
     if isinstance(item, Mapping):
@@ -142,12 +155,18 @@ def _json_edge(item, where: str) -> tuple[str, str, int]:
         if source is None or target is None:
             raise BadInput(f"{where}: an edge needs 'source' and 'target'")
         sign = item.get("sign", item.get("type", item.get("effect")))
-        if sign is None:
-            raise BadInput(f"{where}: edge {str(source)[:30]} -> {str(target)[:30]} has no sign")
-        return source, target, _sign(sign, where)
-    if isinstance(item, (list, tuple)) and len(item) == 3:
+    elif isinstance(item, (list, tuple)) and len(item) == 3:
         return item[0], item[1], _sign(item[2], where)
-    raise BadInput(f"{where}: an edge must be a text, an object or [source, target, sign]")
+    elif isinstance(item, (list, tuple)) and len(item) == 2:
+        source, target, sign = item[0], item[1], None
+    else:
+        raise BadInput(f"{where}: an edge must be a text, an object or [source, target, sign]")
+    if sign is not None:
+        return source, target, _sign(sign, where)
+    if unsigned:
+        return source, target, None
+    raise BadInput(f"{where}: edge {str(source)[:30]} -> {str(target)[:30]} has no sign (give 'sign', or "
+                   "an SCM hypothesis's 'mechanisms' to take it from)")
 
 
 def _adjacency(data: Mapping, nodes: frozenset, edges: dict) -> None:
@@ -288,26 +307,27 @@ def unobserved(data: Mapping) -> set:
     return hidden
 
 
-def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> tuple[frozenset, str | None]:
+def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None,
+                ranges: Mapping | None = None) -> tuple[frozenset, str | None]:
     """A submission -> (frozenset of (source, target, sign), motif label or None);
-    raises ``BadInput`` with the reason.  ``lines``: the batch's memo for ``nodes``, or None."""
+    raises ``BadInput`` with the reason.  ``lines``: the batch's memo for ``nodes``, or None;
+    ``ranges``: the task's roots' ranges (root -> (low, high)) an unsigned edge's sign is
+    read over (``fastscore.benchmarks.scm.edge_signs``)."""
     if len(text) > MAX_TEXT:
         raise BadInput(f"submission longer than {MAX_TEXT} characters")
     graph = _edge_lines(text, EdgeLines(nodes) if lines is None else lines)  # never a JSON text
     if graph is not None:
         return graph
     edges: dict = {}
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            raise BadInput(f"not JSON: {str(error)[:80]}") from None
+    data = submission_data(text)  # JSON, or EvoSCM's tagged reply; None for a text of edges
+    if data is not None:
         if isinstance(data, list):
             data = {"edges": data}
         if not isinstance(data, Mapping):
             raise BadInput("a JSON submission must be an object or a list of edges")
         motif = data.get("motif", data.get("motif_family"))
+        data = hypothesis(data)  # EvoSCM's candidates: the selected one
+        motif = data.get("motif", data.get("motif_family", motif))
         if "adjacency" in data:
             _adjacency(data, nodes, edges)
         else:
@@ -315,11 +335,21 @@ def parse_graph(text: str, nodes: frozenset, lines: EdgeLines | None = None) -> 
             items = data.get("edges")
             if not isinstance(items, list):
                 raise BadInput("a JSON submission needs a list 'edges' (or 'adjacency')")
+            unsigned, scm = [], "mechanisms" in data  # an SCM hypothesis's edges without a sign: signed by its equations
             for i, item in enumerate(items):
-                source, target, sign = _json_edge(item, f"edges[{i}]")
+                source, target, sign = _json_edge(item, f"edges[{i}]", scm)
                 if (source in hidden and source not in nodes) or (target in hidden and target not in nodes):
                     continue
-                _add(edges, nodes, source, target, sign, f"edges[{i}]")
+                if sign is None:
+                    _nodes(nodes, source, target, f"edges[{i}]")
+                    unsigned.append((source, target, f"edges[{i}]"))
+                else:
+                    _add(edges, nodes, source, target, sign, f"edges[{i}]")
+            if unsigned:
+                from fastscore.benchmarks.scm import edge_signs  # SymEngine: only for such hypotheses
+                for (source, target, where), sign in zip(unsigned, edge_signs(data, unsigned, sorted(nodes),
+                                                                               ranges or {})):
+                    _add(edges, nodes, source, target, sign, where)
         return frozenset((s, t, g) for (s, t), g in edges.items()), motif_label(motif)
     motif, body = None, text
     if "otif" in text:  # one motif line: read apart
@@ -401,6 +431,8 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
     base = base_fields(problem, version=task["version"], difficulty=task["difficulty"])
     nodes, reference, reference_motif, pairs = task["nodes"], task["edges"], task["motif"], task["pairs"]
     lines = EdgeLines(nodes)
+    spec = task.get("mechanism")
+    ranges = {} if spec is None else dict(zip(spec.roots, spec.ranges))
     scored: dict = {}  # graph -> its fields without and with the motif
     masks: dict = {}   # mask (EdgeLines) -> the same
 
@@ -416,7 +448,7 @@ def score_task(problem, rows: Sequence[Mapping], settings=None) -> list[dict]:
     def attempt(text: str):
         found = lines.scan(text) if len(text) <= MAX_TEXT else None
         if found is None:
-            edges, motif = parse_graph(text, nodes, lines)
+            edges, motif = parse_graph(text, nodes, lines, ranges)
             both = of_graph(edges)
         else:
             mask, motif = found

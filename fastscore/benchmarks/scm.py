@@ -24,11 +24,18 @@ Rules for a submission's equations (``MechanismJudge``):
 
 - an ``equation`` is ``"Y = f(...)"`` or its right side only; ``parents`` is not
   checked (the equation is what is judged);
-- a name in an equation is a task node, or a latent variable of the submission (in
-  ``variables``, declared unobserved, not a task node): a latent variable with a
-  mechanism is an intermediate, eliminated; one without is an exogenous noise term,
-  set to 0 (the noise-free mechanism, as the reference is noise-free).  Any other name
-  (a fitted parameter, a typo) makes that equation unusable: constants are numbers;
+- a name in an equation is a task node, a parameter of the submission, or a latent
+  variable (in ``variables``, declared unobserved, not a task node nor a parameter): a
+  latent variable with a mechanism is an intermediate, eliminated; one without is an
+  exogenous noise term, set to 0 (the noise-free mechanism, as the reference is
+  noise-free).  A parameter (a key of ``parameters`` or a variable of ``role``
+  ``parameter``; ``fastscore.benchmarks.evoscm.parameter_values``) with a finite numeric
+  ``estimate`` (or a bare number) is that number, put in as the exact rational of its
+  shortest decimal text, as the parser reads a literal; one without (no entry, no
+  ``estimate``, not a number, not finite) leaves each equation that uses it unusable,
+  with that reason.  A parameter named like a task node is not substituted (the node
+  keeps its meaning; the row's ``error`` says so).  Any other name (a typo) makes that
+  equation unusable: constants are numbers;
 - an equation for a root of the task is not used (the roots are the inputs);
 - a mechanism for a name that is neither a task node nor a latent variable, a second
   mechanism for a name, an equation that does not parse or whose left side is another
@@ -38,8 +45,15 @@ Rules for a submission's equations (``MechanismJudge``):
   it depends on a node or latent variable without a usable mechanism, or its equations
   cannot be solved (``SolveError``, within ``Settings.solve_budget`` and ``Limits``).
 
-This module owns the reference mechanism of a GRN task and the judging of a
-submission's equations; ``grn`` calls it only for tasks that have one (the plain-graph
+An SCM hypothesis's edge without a sign (``edge_signs``) takes the sign of its target's
+equation (read as above, every node's equation used) differentiated in its source, when
+that sign is the same and the derivative finite at each of ``SIGN_POINTS`` points, each
+name of the derivative drawn uniformly over its range (a task root: ``inputs`` or
+``DEFAULT_RANGE``; any other name: ``DEFAULT_RANGE``; one fixed seed); otherwise, or
+without a usable equation for the target, the edge is bad input with the reason.
+
+This module owns the reference mechanism of a GRN task, the reading of a submission's
+equations and the judging of them; ``grn`` calls it only for tasks that have one (the plain-graph
 path loads neither SymEngine nor Numba).
 """
 from __future__ import annotations
@@ -53,6 +67,8 @@ import numpy as np
 import symengine as se
 
 from fastscore.algebra.equivalence import Domain, Quantity, Verdict, judge
+from fastscore.benchmarks.base import BadInput
+from fastscore.benchmarks.evoscm import hypothesis, parameter_names, parameter_values, submission_data
 from fastscore.benchmarks.grn import unobserved
 from fastscore.kernels import evaluate
 from fastscore.problems.splits import problem_rng
@@ -61,9 +77,11 @@ from fastscore.solve.mechanism import SolveError, solve_mechanism
 from fastscore.support.caches import memoized
 from fastscore.tapes.compile import UnsupportedExpression, compile_tape
 from fastscore.text.answers import read_expression
-from fastscore.text.parse import parse_equation, symbol
+from fastscore.text.parse import parse_equation, parse_expression, symbol
+from fastscore.text.tokens import Limits
 
-__all__ = ["DEFAULT_RANGE", "MechanismJudge", "MechanismSpec", "read_mechanism"]
+__all__ = ["DEFAULT_RANGE", "SIGN_POINTS", "MechanismJudge", "MechanismSpec", "edge_signs", "read_equations",
+           "read_mechanism"]
 
 DEFAULT_RANGE = (0.1, 10.0)
 """The range a root (exogenous) node is drawn over when ``inputs`` does not name it."""
@@ -73,6 +91,10 @@ _POINT_STREAM = 7
 """The stream of ``problem_rng`` the roots are drawn from (the law references use 1)."""
 _NONE = "no mechanisms submitted"
 """The reason of a submission without ``mechanisms`` (a graph only: not an error)."""
+SIGN_POINTS = 64
+"""The points an unsigned edge's sign is read at (``edge_signs``)."""
+_SIGN_SEED = 11
+"""The seed of those points (one fixed draw: the sign does not depend on the run)."""
 _KEPT = 1 << 12
 """At most this many verdicts kept per batch."""
 
@@ -191,6 +213,122 @@ class _Unusable(ValueError):
     """A submission's mechanisms that cannot be read at all (the row's reason)."""
 
 
+def read_equations(data: Mapping, order: Sequence[str], roots: frozenset, limits: Limits
+                   ) -> tuple[dict[str, se.Basic], dict[str, str]]:
+    """A hypothesis's usable equations (name -> right side: parameters' estimates put in,
+    noise terms set to 0) and the reasons of its unusable ones (name -> reason, in order),
+    over the task's nodes (``order``); an equation for one of ``roots`` is not used.
+    Raises ``_Unusable`` when the mechanisms cannot be read at all."""
+    nodes = frozenset(order)
+    items = data.get("mechanisms")
+    if items is None:
+        raise _Unusable(_NONE)
+    if isinstance(items, Mapping):
+        items = [{"target": k, **v} if isinstance(v, Mapping) else {"target": k, "equation": v}
+                 for k, v in items.items()]
+    if not isinstance(items, list):
+        raise _Unusable("mechanisms: expected a list of {target, parents, equation}")
+    if len(items) > limits.max_equations:
+        raise _Unusable(f"mechanisms: {len(items)} of them, limit {limits.max_equations}")
+    parameters, no_value = parameter_values(data)
+    named = parameter_names(data)
+    equations: dict[str, se.Basic] = {}
+    bad: dict[str, str] = {}
+    for name in sorted(named & nodes):  # the node keeps its meaning
+        bad[f"parameters.{name}"] = f"parameters: {name[:30]} is a node of the task, not a parameter (not substituted)"
+    named -= nodes  # a parameter's estimate: the exact rational of its shortest decimal text (as a literal)
+    latent = frozenset(n for n in unobserved(data) if isinstance(n, str)) - nodes - named
+    values = {}
+    for name in sorted(named & parameters.keys()):
+        try:
+            values[symbol(name)] = parse_expression(repr(parameters[name]), names=(), limits=limits)
+        except ValueError as failure:  # the literal is past the parser's limits
+            no_value[name] = f"its estimate cannot be read: {str(failure)[:60]}"
+            del parameters[name]
+    known = (*order, *sorted(latent), *sorted(named))
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
+            raise _Unusable(f"mechanisms[{i}]: expected an object with a 'target' name and an 'equation'")
+        target, equation = item["target"], item.get("equation")
+        where = f"mechanisms[{i}] ({target[:30]})"
+        if target not in nodes and target not in latent:
+            bad.setdefault(target, f"{where}: neither a node of the task nor a latent variable")
+            continue
+        if target in equations or target in bad:
+            bad[target] = f"{where}: a second mechanism for {target}"
+            equations.pop(target, None)
+            continue
+        if target in roots:
+            continue  # a root is an input: its equation is not used
+        if not isinstance(equation, str):
+            bad[target] = f"{where}: 'equation' must be a text"
+            continue
+        try:
+            rhs = read_expression(equation, target=target, names=known, allow_new_names=True, limits=limits)
+        except ValueError as failure:
+            bad[target] = f"{where}: {str(failure)[:120]}"
+            continue
+        names = {s.name for s in rhs.free_symbols}
+        unvalued = sorted(names & no_value.keys() - nodes)
+        if unvalued:
+            name = unvalued[0]
+            bad[target] = f"{where}: parameter {name[:30]} has no usable estimate: {no_value[name]}"
+            continue
+        unknown = sorted(name for name in names if name not in nodes and name not in latent
+                         and name not in parameters)
+        if unknown:
+            bad[target] = (f"{where}: unknown name {', '.join(unknown)[:60]} (not a node of the task, a "
+                           "latent variable or a parameter; constants must be numbers)")
+            continue
+        equations[target] = rhs.xreplace(values) if values and names & parameters.keys() else rhs
+    noise = {symbol(name): se.Integer(0) for name in latent if name not in equations and name not in bad}
+    if noise:
+        equations = {name: rhs.xreplace(noise) for name, rhs in equations.items()}
+    return equations, bad
+
+
+def edge_signs(data: Mapping, unsigned: Sequence[tuple[str, str, str]], nodes: Sequence[str],
+               ranges: Mapping[str, tuple[float, float]]) -> list[int]:
+    """The sign of each unsigned edge (source, target, where) of an SCM hypothesis: the
+    sign of the partial derivative of the target's equation (``read_equations``) in the
+    source, when it is the same, and finite, at every one of ``SIGN_POINTS`` points, each
+    name of the derivative drawn uniformly over its range (``ranges``: a task root's
+    ``inputs``; any other name ``DEFAULT_RANGE``); raises ``BadInput`` naming the edge."""
+    try:
+        equations, bad = read_equations(data, tuple(nodes), frozenset(), DEFAULT_SETTINGS.limits)
+    except _Unusable as failure:
+        source, target, where = unsigned[0]
+        raise BadInput(f"{where}: edge {source} -> {target} has no sign, and the mechanisms to take it from "
+                       f"cannot be read: {failure}") from None
+    signs = []
+    for source, target, where in unsigned:
+        head = f"{where}: edge {source} -> {target} has no sign"
+        if target not in equations:
+            why = f"its mechanism is unusable ({bad[target]})" if target in bad else "it has no mechanism"
+            raise BadInput(f"{head}, and {target} cannot give it: {why}"[:MAX_REASON])
+        try:
+            derivative = equations[target].diff(symbol(source))
+            names = sorted(s.name for s in derivative.free_symbols)
+            if not names:
+                values = np.full(SIGN_POINTS, float(derivative))
+            else:
+                rng = np.random.default_rng(_SIGN_SEED)
+                points = np.vstack([rng.uniform(*ranges.get(name, DEFAULT_RANGE), SIGN_POINTS) for name in names])
+                values = evaluate(compile_tape(derivative, names), np.ascontiguousarray(points))
+        except (UnsupportedExpression, RuntimeError, TypeError, ValueError, ArithmeticError) as failure:
+            # e.g. abs, sign or relu of the source: SymEngine leaves their derivative unevaluated
+            raise BadInput(f"{head}, and the derivative of {target}'s equation in {source} cannot be evaluated: "
+                           f"{str(failure)[:80]}") from None
+        if np.isfinite(values).all() and ((values > 0).all() or (values < 0).all()):
+            signs.append(1 if values[0] > 0 else -1)
+            continue
+        if not derivative.free_symbols and float(derivative) == 0:
+            raise BadInput(f"{head}, and {target}'s equation does not depend on {source}")
+        raise BadInput(f"{head}, and the derivative of {target}'s equation in {source} is not of one sign "
+                       f"(or not finite) over the sampled values of {', '.join(names)[:60]}")
+    return signs
+
+
 class MechanismJudge:
     """The mechanism columns of one task's batch of submissions: the reference built (or
     taken from the process's memo) once, solved blocks and verdicts kept across the batch."""
@@ -232,59 +370,14 @@ class MechanismJudge:
     def _equations(self, text: str) -> tuple[dict[str, se.Basic], dict[str, str]]:
         """The submission's usable equations (name -> right side, noise terms set to 0) and
         the reasons of its unusable ones (name -> reason, in order)."""
-        if not text.lstrip().startswith("{"):
-            raise _Unusable(_NONE)
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
+            data = submission_data(text)
+            data = hypothesis(data) if isinstance(data, Mapping) else None
+        except BadInput:  # the graph's reading has already said why
             raise _Unusable(_NONE) from None
-        items = data.get("mechanisms") if isinstance(data, Mapping) else None
-        if items is None:
+        if data is None or data.get("mechanisms") is None:
             raise _Unusable(_NONE)
-        if isinstance(items, Mapping):
-            items = [{"target": k, **v} if isinstance(v, Mapping) else {"target": k, "equation": v}
-                     for k, v in items.items()]
-        if not isinstance(items, list):
-            raise _Unusable("mechanisms: expected a list of {target, parents, equation}")
-        limits = self.settings.limits
-        if len(items) > limits.max_equations:
-            raise _Unusable(f"mechanisms: {len(items)} of them, limit {limits.max_equations}")
-        latent = frozenset(n for n in unobserved(data) if isinstance(n, str)) - self.nodes
-        known = (*self.spec.nodes, *sorted(latent))
-        equations: dict[str, se.Basic] = {}
-        bad: dict[str, str] = {}
-        for i, item in enumerate(items):
-            if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
-                raise _Unusable(f"mechanisms[{i}]: expected an object with a 'target' name and an 'equation'")
-            target, equation = item["target"], item.get("equation")
-            where = f"mechanisms[{i}] ({target[:30]})"
-            if target not in self.nodes and target not in latent:
-                bad.setdefault(target, f"{where}: neither a node of the task nor a latent variable")
-                continue
-            if target in equations or target in bad:
-                bad[target] = f"{where}: a second mechanism for {target}"
-                equations.pop(target, None)
-                continue
-            if target in self.roots:
-                continue  # a root is an input: its equation is not used
-            if not isinstance(equation, str):
-                bad[target] = f"{where}: 'equation' must be a text"
-                continue
-            try:
-                rhs = read_expression(equation, target=target, names=known, allow_new_names=True, limits=limits)
-            except ValueError as failure:
-                bad[target] = f"{where}: {str(failure)[:120]}"
-                continue
-            unknown = sorted(s.name for s in rhs.free_symbols if s.name not in self.nodes and s.name not in latent)
-            if unknown:
-                bad[target] = (f"{where}: unknown name {', '.join(unknown)[:60]} (not a node of the task or a "
-                               "latent variable; constants must be numbers)")
-                continue
-            equations[target] = rhs
-        noise = {symbol(name): se.Integer(0) for name in latent if name not in equations and name not in bad}
-        if noise:
-            equations = {name: rhs.xreplace(noise) for name, rhs in equations.items()}
-        return equations, bad
+        return read_equations(data, self.spec.nodes, self.roots, self.settings.limits)
 
     def _verdict(self, node: str, equations: Mapping[str, se.Basic], bad: Mapping[str, str]) -> Verdict:
         """The verdict of one judged node: its function of the roots from the equations it

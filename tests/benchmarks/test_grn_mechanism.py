@@ -112,7 +112,7 @@ def test_a_missing_node_fails_and_so_does_what_depends_on_it(tmp_path):
 def test_an_unknown_name_is_the_rows_error_and_the_graph_scores_stay(tmp_path):
     row, = score(task(tmp_path), scm([("Y", "k*X/(1+X)"), ("Z", "X - 0.5*Y")]))
     assert row["status"] == "ok" and row["grn_f1"] == 1.0 and row["grn_exact"] is True
-    assert row["error"] == ("mechanisms[0] (Y): unknown name k (not a node of the task or a latent variable; "
+    assert row["error"] == ("mechanisms[0] (Y): unknown name k (not a node of the task, a latent variable or a parameter; "
                             "constants must be numbers)")
     assert verdicts(row) == {"Y": "undecided", "Z": "undecided"} and row["grn_mech_equivalent"] == 0
 
