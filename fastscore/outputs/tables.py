@@ -93,12 +93,18 @@ and published counterparts, then the non-law benchmarks' (end of module)."""
 
 
 def shown_rates(frame: pl.DataFrame) -> list[Rate]:
-    """The rates a printed summary shows: every rate, but a non-law benchmark's and the
-    harness's (``harness_*``) only where they have a value in ``frame`` (a law sweep's
-    table stays as it was; the harness's rates need its records)."""
+    """The rates a printed summary shows: those with a value in ``frame``; and, when no
+    non-law benchmark's rate has one (a law sweep: its table stays as it was), every
+    law rate (the harness's, ``harness_*``, only with a value: they need its records).
+    A benchmark-only sweep shows its own rates, not a column of empty law rates."""
     own = {rate[0] for rate in _benchmarks.rates()}
-    return [r for r in RATES if (r.name not in own and not r.name.startswith("harness_"))
-            or (r.name in frame.columns and frame[r.name].null_count() < frame.height)]
+
+    def valued(rate: Rate) -> bool:
+        return rate.name in frame.columns and frame[rate.name].null_count() < frame.height
+
+    benchmarks = any(valued(r) for r in RATES if r.name in own)
+    return [r for r in RATES if valued(r) or
+            (not benchmarks and r.name not in own and not r.name.startswith("harness_"))]
 
 
 def get_rate(name: str) -> Rate:

@@ -220,8 +220,9 @@ def _pairs_note(document: _Document, scores: pl.DataFrame, configs: Sequence[str
                 out: Path) -> str | None:
     """Write every pair of every outcome to ``PAIRWISE_FILE``; the baseline the tables
     use (None: every pair), said in the report."""
-    every = pl.concat([paired_comparisons(scores, outcome=outcome).with_columns(
-        pl.lit(outcome).alias("outcome")) for outcome in shown_outcomes(scores)])
+    every = pl.concat([paired_comparisons(scores if shown else scores.clear(), outcome=outcome).with_columns(
+        pl.lit(outcome).alias("outcome")) for outcome, shown in
+        ([(o, True) for o in shown_outcomes(scores)] or [("p_equivalent", False)])])  # none: an empty table
     every.select("outcome", *[c for c in every.columns if c != "outcome"]).write_parquet(out / PAIRWISE_FILE)
     if baseline is None and len(configs) <= ALL_PAIRS_MAX:
         document.text(f"Every pair of the {len(configs)} configurations (also in `{PAIRWISE_FILE}`).")
@@ -243,6 +244,9 @@ def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baselin
         document.text("Fewer than two configurations: nothing to compare.")
     else:
         baseline = _pairs_note(document, scores, configs, baseline, out)
+        if not shown_outcomes(scores):
+            document.text("These scores have no binary per-task outcome (no law task and no benchmark outcome "
+                          "such as GRN exact or DiscoverPhysics pass): no paired comparison.")
         for outcome, label in shown_outcomes(scores).items():
             document.heading(3, label)
             table = paired_comparisons(scores, outcome=outcome, baseline=baseline)

@@ -118,3 +118,19 @@ def test_exact_rates_are_in_the_strata_and_a_failed_row_counts_as_not_proven():
     assert domain["sa_p_exact"] == 0.5 and domain["sa_m_exact"] == 0.5
     assert [r.name for r in tables.RATES[:7]] == ["sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood", "sa_p_exact",
                                                  "sa_m_exact"]
+
+
+def test_the_printed_rates_of_law_benchmark_and_mixed_summaries():
+    names = [r.name for r in tables.RATES]
+    law = pl.DataFrame({"config": ["a"], "sa_p": [0.5], "sa_m": [None], "grn_f1": [None]},
+                       schema_overrides={"sa_m": pl.Float64, "grn_f1": pl.Float64})
+    shown = [r.name for r in tables.shown_rates(law)]
+    # a law sweep: every law rate (SA(M) too, without a value), no benchmark or harness rate
+    assert {"sa_p", "sa_m", "cond_fail", "acc_id", "acc_ood"} <= set(shown)
+    assert "grn_f1" not in shown and not any(n.startswith("harness_") for n in shown)
+    grn = pl.DataFrame({"config": ["a"], "sa_p": [None], "grn_f1": [0.7], "grn_exact": [0.5]},
+                       schema_overrides={"sa_p": pl.Float64})
+    assert [r.name for r in tables.shown_rates(grn)] == ["grn_f1", "grn_exact"]  # no empty law columns
+    mixed = pl.DataFrame({"config": ["a"], "sa_p": [0.5], "sa_m": [None], "grn_f1": [0.7]},
+                         schema_overrides={"sa_m": pl.Float64})
+    assert [r.name for r in tables.shown_rates(mixed)] == [n for n in names if n in ("sa_p", "grn_f1")]

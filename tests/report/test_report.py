@@ -268,3 +268,19 @@ def test_a_directory_without_scores_is_a_clear_error(tmp_path, capsys):
         write_report(tmp_path)
     assert main(["report", str(tmp_path)]) == 2
     assert "no scores.parquet" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("benchmark", ["llema", "grn", "discoverphysics"])
+def test_report_on_each_bundled_benchmark_example(tmp_path, repo_root, benchmark):
+    """A folder of one benchmark only has no law task: the report is still written, with
+    the benchmark's own binary outcome compared (LLEMA has none: an empty pairwise table)."""
+    out = tmp_path / "out"
+    score_sweep(repo_root / "problems" / benchmark, repo_root / "problems" / f"{benchmark}-example-sweep.jsonl", out,
+                executor="local")
+    text = write_report(out).read_text()
+    pairs = pl.read_parquet(out / "report" / "pairwise.parquet")
+    assert "## Paired comparisons" in text and "### SA(P)" not in text
+    expected = {"llema": set(), "grn": {"grn_exact", "grn_mech_all"}, "discoverphysics": {"dp_pass"}}[benchmark]
+    assert set(pairs["outcome"]) == expected
+    if not expected:
+        assert "no paired comparison" in text
