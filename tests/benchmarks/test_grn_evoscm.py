@@ -17,16 +17,9 @@ from fastscore.benchmarks.base import BadInput
 from fastscore.benchmarks.evoscm import hypothesis, parameter_values
 from fastscore.problems.formats import load_problems
 from fastscore.settings import Settings
+from tests.support.grn_tasks import IFFL
 
 ROOT = Path(__file__).resolve().parents[2]
-IFFL = """benchmark: grn
-name: iffl
-motif: incoherent_ffl
-nodes: [X, Y, Z]
-edges: ["X -> Y", "X -> Z", "Y -| Z"]
-mechanism: ["Y = 2*X/(1+X)", "Z = X - 0.5*Y"]
-inputs: {X: [0.1, 5.0]}
-"""
 NODES = frozenset("XYZ")
 GENES = [{"name": n, "role": "gene", "observed": True} for n in "XYZ"]
 

@@ -14,16 +14,9 @@ from fastscore.cli import main
 from fastscore.problems.formats import load_problems
 from fastscore.problems.model import ProblemError
 from fastscore.settings import Settings
+from tests.support.grn_tasks import IFFL
 
 GRN = Path(__file__).resolve().parents[2] / "problems" / "grn"
-IFFL = """benchmark: grn
-name: iffl
-motif: incoherent_ffl
-nodes: [X, Y, Z]
-edges: ["X -> Y", "X -> Z", "Y -| Z"]
-mechanism: ["Y = 2*X/(1+X)", "Z = X - 0.5*Y"]
-inputs: {X: [0.1, 5.0]}
-"""
 MECHANISM_COLUMNS = ("grn_mech_nodes", "grn_mech_equivalent", "grn_mech_share", "grn_mech_all",
                      "grn_mech_verdicts", "grn_mech_reason")
 
