@@ -6,7 +6,8 @@ problem's ``family``), ``version``, ``difficulty``, ``nodes`` (names) and ``edge
 a reference ``mechanism`` and the ranges of its roots, ``inputs`` (``fastscore.benchmarks.scm``).
 
 A submission (the sweep's ``submission`` column, else ``mechanism``, else ``phenomenal``):
-- an edge list: ``A -> B``, ``B -| C``, separated by new lines, ``;`` or ``,``; a line
+- an edge list: ``A -> B``, ``B -| C`` (also ``-->``, ``--|``, the arrows \u2192 and
+  \u22a3, ``A activates B``, ``B represses C``: ``_EDGE``), separated by new lines, ``;`` or ``,``; a line
   ``motif: <label>`` gives the motif label;
 - JSON: ``{"edges": [...], "motif": ...}`` with edges as ``"A -> B"`` texts,
   ``{"source", "target", "sign"}`` objects or ``[source, target, sign]`` lists (a bare
@@ -75,7 +76,11 @@ ones included, of the tasks with a reference mechanism."""
 _SIGNS = {"+1": 1, "1": 1, "+": 1, "-1": -1, "-": -1, "activation": 1, "activates": 1, "activate": 1,
           "positive": 1, "inhibition": -1, "inhibits": -1, "inhibit": -1, "represses": -1, "repression": -1,
           "repress": -1, "negative": -1}
-_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(->|-\|)\s*([A-Za-z_][A-Za-z0-9_.]*)\s*$")
+_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(-+>|\u2192|-+\||\u22a3|\s(?i:activates|induces|promotes|"
+                   r"inhibits|represses)\s)\s*([A-Za-z_][A-Za-z0-9_.]*)\s*$")
+"""One edge of a text (the slow path): ``A -> B`` / ``A -| B``, also ``-->``, ``--|``, the
+arrows \u2192 and \u22a3, and ``A activates|induces|promotes B`` / ``A inhibits|represses B``."""
+_REPRESSING = frozenset({"inhibits", "represses"})
 _SPLIT = re.compile(r"[\n;,]")
 _ITEM = r"[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*(->|-\|)[ \t\r]*([A-Za-z_][A-Za-z0-9_.]*)[ \t\r]*"
 _EDGES = re.compile(_ITEM)
@@ -141,7 +146,9 @@ def _text_edge(text: str, where: str) -> tuple[str, str, int]:
     if match is None:
         raise BadInput(f"{where}: {text.strip()[:60]!r} is not an edge 'A -> B' or 'A -| B'")
     source, arrow, target = match.groups()
-    return source, target, 1 if arrow == "->" else -1
+    arrow = arrow.strip()
+    negative = arrow.endswith("|") or arrow == "\u22a3" or arrow.lower() in _REPRESSING
+    return source, target, -1 if negative else 1
 
 
 def _json_edge(item, where: str, unsigned: bool = False) -> tuple[str, str, int | None]:

@@ -75,6 +75,28 @@ def test_json_forms_adjacency_and_scm_hypothesis_give_the_same_graph():
     assert parse_graph(as_objects, NODES)[1] == "coherent_ffl" == motif_label(" Coherent FFL ")
 
 
+@pytest.mark.parametrize("text", [
+    "X --> Y; X -> Z; Y --> Z",
+    "X \u2192 Y\nX \u2192 Z\nY -> Z",
+    "X activates Y, X induces Z, Y promotes Z",
+    "X Activates Y; X -> Z; Y PROMOTES Z",
+    '{"edges": ["X --> Y", "X activates Z", "Y \u2192 Z"]}',
+])
+def test_other_written_arrows_and_words_are_activations(text):
+    assert parse_graph(text, NODES)[0] == FFL
+
+
+@pytest.mark.parametrize("text", ["X --| Y", "X \u22a3 Y", "X inhibits Y", "X represses Y", "X ---| Y"])
+def test_other_written_repressions(text):
+    assert parse_graph(text, NODES)[0] == {("X", "Y", -1)}
+
+
+@pytest.mark.parametrize("text", ["X => Y", "Xactivates Y", "X inhibitsY", "X -+ Y", "X activates", "X |- Y"])
+def test_near_forms_stay_bad_input(text):
+    with pytest.raises(BadInput, match="is not an edge"):
+        parse_graph(text, NODES)
+
+
 @pytest.mark.parametrize("text, reason", [
     ("X -> W", "node 'W' is not a node"),
     ('{"edges": [{"source": "X", "target": "Y", "sign": 2}]}', "sign 2 is not +1 or -1"),
