@@ -10,7 +10,8 @@ that particle-time pair is not evaluated (a position missing in some coordinates
 or no pair left to evaluate, is a load error).
 
 A submission (an attempt) is one of
-- predicted positions: JSON ``{"trajectories": [...]}`` (or the bare nested list) of
+- predicted positions: JSON ``{"trajectories": [...]}`` (or under another of
+  ``TRAJECTORY_KEYS``: ``positions``, ``predictions``, ...; or the bare nested list) of
   shape particles x times x dim, every value finite at the evaluated pairs (any value,
   ``null`` included, where the held-out position is missing);
 - a law of motion: JSON ``{"acceleration": {"x": ..., "y": ...}, "pairwise": {...},
@@ -61,6 +62,8 @@ OUTCOMES = [("dp_pass", "DiscoverPhysics pass", "dp_pass")]
 _COMPONENTS = ("x", "y", "z")
 _LINE = re.compile(r"^\s*(pair_)?a([xyz])\s*=\s*(.+)$", re.S)
 MAX_TEXT = 1 << 22
+TRAJECTORY_KEYS = ("trajectories", "positions", "predictions", "predicted", "trajectory")
+"""The keys a JSON object of predicted positions may hold them under (the first given)."""
 
 
 def _array(value, shape: tuple, what: str, evaluated: np.ndarray | None = None) -> np.ndarray:
@@ -184,13 +187,17 @@ def score_attempt(task: Mapping, text: str, settings) -> dict:
             data = json.loads(text)
         except (ValueError, RecursionError) as error:
             raise BadInput(f"not JSON: {str(error)[:80]}") from None
-        if isinstance(data, list) or (isinstance(data, Mapping) and "trajectories" in data):
-            predicted = _array(data if isinstance(data, list) else data["trajectories"], shape, "trajectories",
+        key = next((k for k in TRAJECTORY_KEYS if k in data), None) if isinstance(data, Mapping) else None
+        if isinstance(data, list) or key is not None:
+            predicted = _array(data if isinstance(data, list) else data[key], shape, key or "trajectories",
                                task["evaluated"])
             return {"dp_error": normalised_error(predicted, task["heldout"], task["variance"], task["evaluated"]),
                     "dp_submission": "trajectories", "dp_steps": None}
         if not isinstance(data, Mapping):
             raise BadInput("expected trajectories or a law of motion")
+        if data and not any(k in data for k in ("acceleration", "pairwise")):
+            raise BadInput('expected predicted positions ({"trajectories": [...]}) or a law of motion '
+                           f'({{"acceleration": ..., "pairwise": ...}}); got the keys {", ".join(map(str, data))[:80]}')
         formulas, parameters = _law(data, dim)
     else:
         formulas, parameters = _law_lines(text, dim), {}

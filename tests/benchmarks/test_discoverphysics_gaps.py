@@ -90,3 +90,15 @@ def test_a_world_without_gaps_still_needs_finite_predictions_everywhere(tmp_path
 def test_bad_held_out_data_is_a_load_error(tmp_path, heldout, reason):
     with pytest.raises(ProblemError, match=reason):
         world(tmp_path, heldout)
+
+
+@pytest.mark.parametrize("key", ["trajectories", "positions", "predictions", "predicted", "trajectory"])
+def test_predicted_positions_under_each_key(tmp_path, key):
+    problems = world(tmp_path)
+    [row] = score(problems, json.dumps({key: [[[1.0, 1.0], [1.0, 1.0]], [[2.0, 1.0], [0.0, 0.0]]]}))
+    assert (row["status"], row["dp_error"], row["dp_submission"]) == ("ok", 1.0, "trajectories")
+
+
+def test_an_object_that_is_neither_positions_nor_a_law_names_its_keys(tmp_path):
+    [row] = score(world(tmp_path), '{"foo": 1, "bar": 2}')
+    assert row["status"] == "parse_error" and "got the keys foo, bar" in row["error"]
