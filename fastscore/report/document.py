@@ -217,12 +217,12 @@ def _cost_section(document: _Document, scores: pl.DataFrame) -> None:
 
 
 def _pairs_note(document: _Document, scores: pl.DataFrame, configs: Sequence[str], baseline: str | None,
-                out: Path) -> str | None:
+                out: Path, shown: Sequence[str]) -> str | None:
     """Write every pair of every outcome to ``PAIRWISE_FILE``; the baseline the tables
     use (None: every pair), said in the report."""
-    every = pl.concat([paired_comparisons(scores if shown else scores.clear(), outcome=outcome).with_columns(
-        pl.lit(outcome).alias("outcome")) for outcome, shown in
-        ([(o, True) for o in shown_outcomes(scores)] or [("p_equivalent", False)])])  # none: an empty table
+    every = pl.concat([paired_comparisons(scores if real else scores.clear(), outcome=outcome).with_columns(
+        pl.lit(outcome).alias("outcome")) for outcome, real in
+        ([(o, True) for o in shown] or [("p_equivalent", False)])])  # none: an empty table
     every.select("outcome", *[c for c in every.columns if c != "outcome"]).write_parquet(out / PAIRWISE_FILE)
     if baseline is None and len(configs) <= ALL_PAIRS_MAX:
         document.text(f"Every pair of the {len(configs)} configurations (also in `{PAIRWISE_FILE}`).")
@@ -240,14 +240,15 @@ def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baselin
     configs = sorted(scores["config"].unique().to_list())
     if baseline is not None and baseline not in configs:
         raise ValueError(f"--baseline {baseline}: not a configuration of the scores (e.g. {configs[0]!r})")
+    shown = shown_outcomes(scores)  # column -> label of the outcomes compared
     if len(configs) < 2:
         document.text("Fewer than two configurations: nothing to compare.")
     else:
-        baseline = _pairs_note(document, scores, configs, baseline, out)
-        if not shown_outcomes(scores):
+        baseline = _pairs_note(document, scores, configs, baseline, out, list(shown))
+        if not shown:
             document.text("These scores have no binary per-task outcome (no law task and no benchmark outcome "
                           "such as GRN exact or DiscoverPhysics pass): no paired comparison.")
-        for outcome, label in shown_outcomes(scores).items():
+        for outcome, label in shown.items():
             document.heading(3, label)
             table = paired_comparisons(scores, outcome=outcome, baseline=baseline)
             if table.is_empty():
@@ -264,7 +265,7 @@ def _tests_section(document: _Document, scores: pl.DataFrame, out: Path, baselin
     if len(configs) < 3:
         document.text("Fewer than three configurations: Cochran's Q is not computed (see McNemar above).")
     else:
-        results = {label: cochran_across(scores, outcome=outcome) for outcome, label in shown_outcomes(scores).items()}
+        results = {label: cochran_across(scores, outcome=outcome) for outcome, label in shown.items()}
         document.table(["outcome", "n_tasks", "Q", "df", "p"],
                        [[label, str(r["n_tasks"]), _number(r["q"]), str(r["df"]), _pvalue(r["p"])]
                         for label, r in results.items() if r is not None])
