@@ -24,15 +24,19 @@ def _parquet_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     except (pa.ArrowException, OSError) as exc:
         raise SweepError(f"{path}: not a readable Parquet file: {exc}") from None
     _check_columns(parquet.schema_arrow.names, path)
+    return _frames(parquet, parquet.iter_batches(batch_size=batch_size), (pa.ArrowException, OSError),  # a corrupt page
+                   f"{path}: unreadable Parquet data")
 
-    def frames():
-        with parquet:
-            try:
-                for batch in parquet.iter_batches(batch_size=batch_size):
-                    yield pl.from_arrow(batch)
-            except (pa.ArrowException, OSError) as exc:  # a corrupt page
-                raise SweepError(f"{path}: unreadable Parquet data: {exc}") from None
-    return frames()
+
+def _frames(source, batches, errors: tuple, failure: str) -> Iterator[pl.DataFrame]:
+    """The Arrow ``batches`` of an open ``source`` as frames, the source closed at the end;
+    a read error in ``errors`` is a ``SweepError`` saying ``failure``."""
+    with source:
+        try:
+            for batch in batches:
+                yield pl.from_arrow(batch)
+        except errors as exc:
+            raise SweepError(f"{failure}: {exc}") from None
 
 
 def _open_csv(path: Path, column_types: dict) -> pa_csv.CSVStreamingReader:
@@ -70,15 +74,7 @@ def _csv_frames(path: Path, batch_size: int) -> Iterator[pl.DataFrame]:
     except (pa.ArrowException, OSError) as exc:
         raise SweepError(f"{path}: not a readable CSV file: {exc}") from None
     _check_columns(reader.schema.names, path)
-
-    def frames():
-        with reader:
-            try:
-                for batch in reader:
-                    yield pl.from_arrow(batch)
-            except pa.ArrowException as exc:
-                raise SweepError(f"{path}: unreadable CSV: {exc}") from None
-    return frames()
+    return _frames(reader, reader, (pa.ArrowException,), f"{path}: unreadable CSV")
 
 
 def _has_surrogate(value) -> bool:
